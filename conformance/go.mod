@@ -1,0 +1,10 @@
+module github.com/mcpward/mcpward/conformance
+
+go 1.26
+
+require github.com/mcpward/mcpward/ports v0.0.0
+
+replace (
+	github.com/mcpward/mcpward/core => ../core
+	github.com/mcpward/mcpward/ports => ../ports
+)

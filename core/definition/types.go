@@ -1,0 +1,146 @@
+// Package definition decides what an MCP server is: it decodes the
+// de-facto "mcpServers" JSON documents hosts already use, resolves
+// precedence across tiers and disable overlays, materializes ${VAR}
+// templates with a record of which stretches are secret, fingerprints the
+// result and projects it for display with secrets masked.
+//
+// Everything here is pure: nothing connects, spawns, or reads the process
+// environment or the file system. A host hands in bytes tagged with their
+// tier and origin (Source) and a variable lookup (Lookup).
+//
+// The flow is Decode → Resolve → Materialize → Fingerprint / Project.
+package definition
+
+import "github.com/mcpward/mcpward/ports"
+
+// Source is one configuration source as the host read it.
+type Source struct {
+	// Tier is the source's precedence tier.
+	Tier ports.Tier
+	// Origin is the host's label for the source (a file path, a plugin id).
+	// It is printed in projections and results, so it must not hold a secret.
+	Origin string
+	// Data is the document's bytes.
+	Data []byte
+	// ReadErr is non-nil when the host could not read the source at all.
+	// Its text is never printed or kept; only its presence matters.
+	ReadErr error
+}
+
+// ProblemKind classifies a problem with a whole source.
+type ProblemKind string
+
+// The source problems. Each is distinct, so a host can tell an unreadable
+// file from a document that is not JSON from one whose shape is wrong.
+const (
+	// ProblemUnreadable: the host could not read the source.
+	ProblemUnreadable ProblemKind = "unreadable"
+	// ProblemMalformedDocument: the bytes are not one JSON value.
+	ProblemMalformedDocument ProblemKind = "malformed_document"
+	// ProblemMalformedRoot: the JSON value is not an object.
+	ProblemMalformedRoot ProblemKind = "malformed_root"
+	// ProblemMalformedServers: "mcpServers" is present but not an object.
+	ProblemMalformedServers ProblemKind = "malformed_servers"
+	// ProblemMalformedOverlay: "disabledMcpServers" is present but not an
+	// array of strings. The rest of the document is still used.
+	ProblemMalformedOverlay ProblemKind = "malformed_overlay"
+)
+
+// SourceProblem is a problem with a whole source. It names the source and
+// the kind of problem, never content of the source.
+type SourceProblem struct {
+	Tier   ports.Tier
+	Origin string
+	Kind   ProblemKind
+}
+
+// Kind is the transport a definition declares.
+type Kind string
+
+// The recognised transports. Only KindStdio and KindHTTP can ever connect;
+// KindSSE and KindWS are recognised so they can be refused by name.
+const (
+	KindStdio Kind = "stdio"
+	KindHTTP  Kind = "http"
+	KindSSE   Kind = "sse"
+	KindWS    Kind = "ws"
+)
+
+// OAuth is a definition's OAuth client configuration. A client secret never
+// lives in a definition: one present there makes the definition refused by
+// name, and its value is not kept.
+type OAuth struct {
+	ClientID     string
+	Scopes       []string
+	CallbackPort int
+	// MetadataURL is the authorization server metadata URL override, "" if
+	// absent.
+	MetadataURL string
+}
+
+// Definition is one decoded, well-formed server entry. Its string values are
+// still templates (see Materialize) and may hold secrets: a Definition is
+// never printed; print a Projection instead.
+type Definition struct {
+	// Name is the server id (its key under mcpServers).
+	Name string
+	// Tier and Origin are the provenance of the source it was decoded from.
+	Tier   ports.Tier
+	Origin string
+	// Kind is the declared transport.
+	Kind Kind
+
+	// Stdio fields.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// HTTP fields.
+	URL     string
+	Headers map[string]string
+	// HeadersHelper is the exact argv of a header helper, or nil.
+	HeadersHelper []string
+	// OAuth is the OAuth client configuration, or nil.
+	OAuth *OAuth
+
+	// RequiresTrustedWorkspace makes activation deny unless the host says
+	// the workspace is trusted.
+	RequiresTrustedWorkspace bool
+
+	// Refusal is a stable reason word when the entry is recognised but
+	// refused by name (a deprecated transport, a header helper given as a
+	// shell string, a client secret); "" when the entry may be used. A
+	// refused definition still wins precedence and stays listed.
+	Refusal string
+}
+
+// Entry is one server entry of a document: a Definition, or a malformed
+// entry that still shadows its name.
+type Entry struct {
+	// Name is the server id.
+	Name string
+	// Def is the decoded definition, nil when the entry is malformed.
+	Def *Definition
+	// Problem is a stable reason word when the entry is malformed
+	// (for example "invalid_type", "missing_command"), "" otherwise.
+	Problem string
+	// Field names the offending field of a malformed entry ("" if none
+	// applies). It is a field name from the schema, never a value.
+	Field string
+}
+
+// Document is one decoded source.
+type Document struct {
+	Tier   ports.Tier
+	Origin string
+	// Problem is non-nil when the source is unusable as a whole
+	// (unreadable, not JSON, wrong root or mcpServers shape) or, with Kind
+	// ProblemMalformedOverlay, when only its overlay is unusable.
+	Problem *SourceProblem
+	// Entries are the server entries, sorted by name.
+	Entries []Entry
+	// Disabled is the document's disable overlay ("disabledMcpServers"),
+	// sorted and without duplicates.
+	Disabled []string
+}

@@ -1,0 +1,3 @@
+module github.com/mcpward/mcpward/ports
+
+go 1.26

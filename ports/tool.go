@@ -1,0 +1,37 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ToolSpec is what a host's model sees of a tool.
+type ToolSpec struct {
+	// Name is the host-facing name, valid for model APIs.
+	Name        string
+	Description string
+	// InputSchema is the (narrowed) JSON Schema of the arguments.
+	InputSchema json.RawMessage
+}
+
+// ToolResult is what a tool call puts into the host's context.
+type ToolResult struct {
+	// Content is the result content (raw MCP content array), already cut to
+	// the admission cap.
+	Content json.RawMessage
+	IsError bool
+	// Truncated reports that the admission cap cut the content.
+	Truncated bool
+}
+
+// Tool is the host's generic tool slot: every discovered MCP tool enters the
+// host as a Tool, and there is no MCP-only runtime path. Safe for concurrent
+// use.
+type Tool interface {
+	// Spec describes the tool.
+	Spec() ToolSpec
+	// Call validates args against the narrowed schema, then calls the tool.
+	// Invalid arguments are a *refusal.Error of Class Config naming the
+	// JSON path, returned before anything leaves the process.
+	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
+}

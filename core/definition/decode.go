@@ -1,0 +1,692 @@
+package definition
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The entry problem words Decode puts in Entry.Problem. Each is a stable
+// lower_snake_case word; Entry.Field names the schema field it concerns
+// when one applies.
+const (
+	// EntryDuplicateName: the server name occurs more than once under
+	// mcpServers. Every occurrence collapses into this one malformed entry.
+	EntryDuplicateName = "duplicate_name"
+	// EntryInvalidName: the server name is empty, longer than 64 bytes, or
+	// holds a byte outside [A-Za-z0-9_.-].
+	EntryInvalidName = "invalid_name"
+	// EntryNotObject: the entry is not a JSON object.
+	EntryNotObject = "entry_not_object"
+	// EntryDuplicateField: a key occurs twice in the entry (or in one of its
+	// objects; for headers, twice ignoring ASCII case).
+	EntryDuplicateField = "duplicate_field"
+	// EntryMissingType: no "type", and neither "command" nor "url" to infer
+	// one from.
+	EntryMissingType = "missing_type"
+	// EntryUnknownType: "type" is a string naming no known transport.
+	EntryUnknownType = "unknown_type"
+	// EntryUnknownField: the entry holds a key outside the schema.
+	EntryUnknownField = "unknown_field"
+	// EntryFieldNotForTransport: the entry holds a field of the other
+	// transport (for example "url" on a stdio entry).
+	EntryFieldNotForTransport = "field_not_for_transport"
+	// EntryInvalidField: a known field has the wrong JSON type or an
+	// unacceptable value (empty where a value is required, a NUL byte, a
+	// port out of range, an invalid header name).
+	EntryInvalidField = "invalid_field"
+	// EntryMissingCommand: a stdio entry has no "command".
+	EntryMissingCommand = "missing_command"
+	// EntryMissingURL: an http, sse or ws entry has no "url".
+	EntryMissingURL = "missing_url"
+)
+
+// The refusal words Decode puts in Definition.Refusal. A refused definition
+// is well-formed, wins precedence and stays listed, but never connects.
+// When several apply, the first in this list is kept.
+const (
+	// RefusalTransportSSE: "type" is "sse" (deprecated HTTP+SSE).
+	RefusalTransportSSE = "transport_sse_refused"
+	// RefusalTransportWS: "type" is "ws" (custom WebSocket).
+	RefusalTransportWS = "transport_ws_refused"
+	// RefusalOAuthClientSecret: "oauth" holds a "clientSecret". Its value
+	// is not kept.
+	RefusalOAuthClientSecret = "oauth_client_secret_in_definition"
+	// RefusalHeadersHelperNotArgv: "headersHelper" is a string (a shell
+	// line) instead of an exact argv. The string is not kept.
+	RefusalHeadersHelperNotArgv = "headers_helper_not_argv"
+)
+
+// The root keys Decode reads. Every other root key is ignored, because
+// hosts keep other settings beside them.
+const (
+	decodeKeyServers  = "mcpServers"
+	decodeKeyDisabled = "disabledMcpServers"
+)
+
+// decodeMaxNameLen is the longest valid server name, in bytes.
+const decodeMaxNameLen = 64
+
+// decodeMaxDepth bounds nesting, as encoding/json's scanner does.
+const decodeMaxDepth = 10000
+
+// Decode decodes one source in the de-facto "mcpServers" shape
+//
+//	{"mcpServers": {"<name>": {...}}, "disabledMcpServers": ["<name>", ...]}
+//
+// It never fails and never panics: every problem is reported in the
+// returned Document, which always carries src's Tier and Origin.
+//
+// Source problems (Document.Problem):
+//   - src.ReadErr != nil: ProblemUnreadable (the error's text is not kept).
+//   - the bytes are not exactly one JSON value, are not valid UTF-8 (JSON
+//     text is UTF-8, and encoding/json would otherwise silently replace
+//     the bad bytes), are empty, nest deeper than 10000, or hold the root
+//     key "mcpServers" twice: ProblemMalformedDocument. A byte-order mark
+//     is not JSON and is malformed too.
+//   - the value is not an object: ProblemMalformedRoot.
+//   - "mcpServers" is present but not an object (null included):
+//     ProblemMalformedServers.
+//
+// With any of these the Document has no Entries and no Disabled.
+// "mcpServers" absent means no entries and no problem. When
+// "disabledMcpServers" is present but is not an array of strings, or
+// occurs twice, the problem is ProblemMalformedOverlay, Disabled is empty
+// (an overlay is used whole or not at all) and the entries are still
+// decoded. Other root keys are ignored.
+//
+// Keys are compared exactly, never case-insensitively ("URL" is not "url"),
+// and a repeated key is never silently resolved to one of its values.
+//
+// Every key of mcpServers yields exactly one Entry, sorted by name: a
+// Definition when the entry is well-formed, otherwise Def is nil and
+// Problem (one of the Entry* words) and, when one applies, Field are set,
+// so the malformed entry still shadows its name in Resolve. When an entry
+// has several problems the first found is reported, checking the name,
+// then the entry's shape, duplicate keys, the type, then each key in
+// document order, then required fields.
+//
+// A valid name is 1 to 64 bytes of [A-Za-z0-9_.-] and is kept as is. Any
+// other name is malformed (EntryInvalidName) and is kept in the form
+// strconv.QuoteToASCII gives it: printable ASCII, starting with a double
+// quote so it never equals a valid name, and distinct for distinct names.
+// Names in Disabled are kept the same way, so they match Entry.Name.
+//
+// Entry fields (exact case); a field of the other transport is
+// EntryFieldNotForTransport, a key outside the schema is EntryUnknownField
+// (fail closed: an unknown key such as "shell" or "disabled" may change
+// what the entry means to the host that wrote it), and null is never taken
+// for absence:
+//   - "type": "stdio", "http", "sse" or "ws"; absent, it is inferred as
+//     stdio from "command", else http from "url", else EntryMissingType.
+//   - stdio: "command" (required, non-empty string), "args" (array of
+//     strings), "env" (object of strings, keys non-empty without "="),
+//     "cwd" (string, "" meaning absent). No stdio string may hold NUL.
+//   - http, sse, ws: "url" (required, non-empty string), "headers" (object
+//     of strings, keys HTTP tokens distinct ignoring case, values without
+//     CR, LF or NUL), "headersHelper" (non-empty array of non-empty
+//     strings; a string is RefusalHeadersHelperNotArgv), "oauth" (object:
+//     "clientId" string, "scopes" array of strings, "callbackPort" integer
+//     literal 1-65535, "authServerMetadataUrl" string; "clientSecret" of
+//     any JSON type is RefusalOAuthClientSecret).
+//   - both: "requiresTrustedWorkspace" (bool).
+//
+// An sse or ws entry is validated as an http entry and, when well-formed,
+// is a Definition refused by name (RefusalTransportSSE, RefusalTransportWS).
+//
+// No Problem, Field or Name ever holds a value from the document: Field is
+// a schema field name ("oauth.callbackPort"), or for EntryUnknownField and
+// EntryDuplicateField the offending key itself (a key, never a value), kept
+// as is when it looks like a name and otherwise quoted as above and cut to
+// 64 bytes. Decode is deterministic: the same Source yields an equal
+// Document.
+func Decode(src Source) Document {
+	doc := Document{Tier: src.Tier, Origin: src.Origin}
+	fail := func(kind ProblemKind) Document {
+		doc.Problem = &SourceProblem{Tier: src.Tier, Origin: src.Origin, Kind: kind}
+		return doc
+	}
+	if src.ReadErr != nil {
+		return fail(ProblemUnreadable)
+	}
+	root, ok := decodeParse(src.Data)
+	if !ok {
+		return fail(ProblemMalformedDocument)
+	}
+	if root.kind != decodeObject {
+		return fail(ProblemMalformedRoot)
+	}
+	var servers, disabled *decodeValue
+	nServers, nDisabled := 0, 0
+	for _, m := range root.members {
+		switch m.key {
+		case decodeKeyServers:
+			servers = m.val
+			nServers++
+		case decodeKeyDisabled:
+			disabled = m.val
+			nDisabled++
+		}
+	}
+	if nServers > 1 {
+		return fail(ProblemMalformedDocument)
+	}
+	if servers != nil && servers.kind != decodeObject {
+		return fail(ProblemMalformedServers)
+	}
+	if servers != nil {
+		doc.Entries = decodeEntries(src, servers)
+	}
+	if disabled != nil {
+		names, ok := decodeOverlay(disabled)
+		if !ok || nDisabled > 1 {
+			doc.Problem = &SourceProblem{Tier: src.Tier, Origin: src.Origin, Kind: ProblemMalformedOverlay}
+		} else {
+			doc.Disabled = names
+		}
+	}
+	return doc
+}
+
+// decodeEntries decodes every member of the mcpServers object into one
+// Entry per distinct name, sorted by name.
+func decodeEntries(src Source, servers *decodeValue) []Entry {
+	count := make(map[string]int, len(servers.members))
+	for _, m := range servers.members {
+		count[m.key]++
+	}
+	entries := make([]Entry, 0, len(count))
+	seen := make(map[string]bool, len(count))
+	for _, m := range servers.members {
+		if seen[m.key] {
+			continue
+		}
+		seen[m.key] = true
+		name := decodeServerName(m.key)
+		switch {
+		case count[m.key] > 1:
+			entries = append(entries, Entry{Name: name, Problem: EntryDuplicateName})
+		case name != m.key:
+			entries = append(entries, Entry{Name: name, Problem: EntryInvalidName})
+		default:
+			entries = append(entries, decodeEntry(src, m.key, m.val))
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	return entries
+}
+
+// decodeOverlay reads disabledMcpServers: an array of strings, returned as
+// sorted, de-duplicated server names.
+func decodeOverlay(v *decodeValue) ([]string, bool) {
+	if v.kind != decodeArray {
+		return nil, false
+	}
+	names := make([]string, 0, len(v.elems))
+	for _, e := range v.elems {
+		if e.kind != decodeString {
+			return nil, false
+		}
+		names = append(names, decodeServerName(e.str))
+	}
+	sort.Strings(names)
+	out := names[:0]
+	for i, n := range names {
+		if i == 0 || n != names[i-1] {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, true
+	}
+	return out, true
+}
+
+// decodeValidName reports whether s is a valid server name.
+func decodeValidName(s string) bool {
+	if s == "" || len(s) > decodeMaxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeServerName returns the form a server name is kept in: itself when
+// valid, else its ASCII-quoted form (injective, printable, and never a
+// valid name since it starts with a double quote).
+func decodeServerName(s string) string {
+	if decodeValidName(s) {
+		return s
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// decodeFieldName returns the printable form of a key that is not in the
+// schema: itself when it looks like a name, else its ASCII-quoted form of
+// at most 64 bytes of the key.
+func decodeFieldName(key string) string {
+	if decodeValidName(key) {
+		return key
+	}
+	cut := key
+	if len(cut) > decodeMaxNameLen {
+		n := decodeMaxNameLen
+		for n > 0 && !utf8.RuneStart(cut[n]) {
+			n--
+		}
+		cut = cut[:n]
+		return strconv.QuoteToASCII(cut) + "..."
+	}
+	return strconv.QuoteToASCII(cut)
+}
+
+// decodeStdioFields and decodeHTTPFields are the transport-specific
+// fields; "type" and "requiresTrustedWorkspace" belong to both.
+var (
+	decodeStdioFields = map[string]bool{"command": true, "args": true, "env": true, "cwd": true}
+	decodeHTTPFields  = map[string]bool{"url": true, "headers": true, "headersHelper": true, "oauth": true}
+)
+
+// decodeEntryState carries what decoding one entry found besides the
+// Definition: the refusals seen.
+type decodeEntryState struct {
+	clientSecret  bool
+	helperIsShell bool
+}
+
+// decodeEntry decodes one entry whose name is valid and unique.
+func decodeEntry(src Source, name string, v *decodeValue) Entry {
+	bad := func(problem, field string) Entry {
+		return Entry{Name: name, Problem: problem, Field: field}
+	}
+	if v.kind != decodeObject {
+		return bad(EntryNotObject, "")
+	}
+	if key, dup := decodeDuplicateKey(v.members, false); dup {
+		return bad(EntryDuplicateField, decodeFieldName(key))
+	}
+	fields := make(map[string]*decodeValue, len(v.members))
+	for _, m := range v.members {
+		fields[m.key] = m.val
+	}
+	var kind Kind
+	if t, ok := fields["type"]; ok {
+		if t.kind != decodeString {
+			return bad(EntryInvalidField, "type")
+		}
+		switch k := Kind(t.str); k {
+		case KindStdio, KindHTTP, KindSSE, KindWS:
+			kind = k
+		default:
+			return bad(EntryUnknownType, "type")
+		}
+	} else if _, ok := fields["command"]; ok {
+		kind = KindStdio
+	} else if _, ok := fields["url"]; ok {
+		kind = KindHTTP
+	} else {
+		return bad(EntryMissingType, "type")
+	}
+
+	def := &Definition{Name: name, Tier: src.Tier, Origin: src.Origin, Kind: kind}
+	var st decodeEntryState
+	for _, m := range v.members {
+		var problem, field string
+		switch {
+		case m.key == "type":
+			continue
+		case m.key == "requiresTrustedWorkspace":
+			if m.val.kind != decodeBool {
+				problem, field = EntryInvalidField, m.key
+			}
+			def.RequiresTrustedWorkspace = m.val.b
+		case kind == KindStdio && decodeStdioFields[m.key]:
+			problem, field = decodeStdioField(def, m)
+		case kind != KindStdio && decodeHTTPFields[m.key]:
+			problem, field = decodeHTTPField(def, m, &st)
+		case decodeStdioFields[m.key] || decodeHTTPFields[m.key]:
+			problem, field = EntryFieldNotForTransport, m.key
+		default:
+			problem, field = EntryUnknownField, decodeFieldName(m.key)
+		}
+		if problem != "" {
+			return bad(problem, field)
+		}
+	}
+
+	if kind == KindStdio {
+		if _, ok := fields["command"]; !ok {
+			return bad(EntryMissingCommand, "command")
+		}
+	} else if _, ok := fields["url"]; !ok {
+		return bad(EntryMissingURL, "url")
+	}
+
+	switch {
+	case kind == KindSSE:
+		def.Refusal = RefusalTransportSSE
+	case kind == KindWS:
+		def.Refusal = RefusalTransportWS
+	case st.clientSecret:
+		def.Refusal = RefusalOAuthClientSecret
+	case st.helperIsShell:
+		def.Refusal = RefusalHeadersHelperNotArgv
+	}
+	return Entry{Name: name, Def: def}
+}
+
+// decodeStdioField decodes one stdio field into def, returning a problem
+// word and field name when it is malformed.
+func decodeStdioField(def *Definition, m decodeMember) (problem, field string) {
+	invalid := func() (string, string) { return EntryInvalidField, m.key }
+	switch m.key {
+	case "command":
+		if m.val.kind != decodeString || m.val.str == "" || strings.IndexByte(m.val.str, 0) >= 0 {
+			return invalid()
+		}
+		def.Command = m.val.str
+	case "args":
+		args, ok := decodeStrings(m.val, false)
+		if !ok {
+			return invalid()
+		}
+		for _, a := range args {
+			if strings.IndexByte(a, 0) >= 0 {
+				return invalid()
+			}
+		}
+		def.Args = args
+	case "env":
+		if m.val.kind != decodeObject {
+			return invalid()
+		}
+		if _, dup := decodeDuplicateKey(m.val.members, false); dup {
+			return EntryDuplicateField, m.key
+		}
+		env := make(map[string]string, len(m.val.members))
+		for _, kv := range m.val.members {
+			if kv.val.kind != decodeString || kv.key == "" ||
+				strings.ContainsAny(kv.key, "=\x00") || strings.IndexByte(kv.val.str, 0) >= 0 {
+				return invalid()
+			}
+			env[kv.key] = kv.val.str
+		}
+		def.Env = env
+	case "cwd":
+		if m.val.kind != decodeString || strings.IndexByte(m.val.str, 0) >= 0 {
+			return invalid()
+		}
+		def.Cwd = m.val.str
+	}
+	return "", ""
+}
+
+// decodeHTTPField decodes one http (or sse, ws) field into def, returning
+// a problem word and field name when it is malformed.
+func decodeHTTPField(def *Definition, m decodeMember, st *decodeEntryState) (problem, field string) {
+	invalid := func() (string, string) { return EntryInvalidField, m.key }
+	switch m.key {
+	case "url":
+		if m.val.kind != decodeString || m.val.str == "" {
+			return invalid()
+		}
+		def.URL = m.val.str
+	case "headers":
+		if m.val.kind != decodeObject {
+			return invalid()
+		}
+		if _, dup := decodeDuplicateKey(m.val.members, true); dup {
+			return EntryDuplicateField, m.key
+		}
+		headers := make(map[string]string, len(m.val.members))
+		for _, kv := range m.val.members {
+			if kv.val.kind != decodeString || !decodeHeaderToken(kv.key) ||
+				strings.ContainsAny(kv.val.str, "\r\n\x00") {
+				return invalid()
+			}
+			headers[kv.key] = kv.val.str
+		}
+		def.Headers = headers
+	case "headersHelper":
+		if m.val.kind == decodeString {
+			st.helperIsShell = true
+			return "", ""
+		}
+		argv, ok := decodeStrings(m.val, true)
+		if !ok || len(argv) == 0 {
+			return invalid()
+		}
+		for _, a := range argv {
+			if strings.IndexByte(a, 0) >= 0 {
+				return invalid()
+			}
+		}
+		def.HeadersHelper = argv
+	case "oauth":
+		return decodeOAuth(def, m.val, st)
+	}
+	return "", ""
+}
+
+// decodeOAuth decodes the oauth object into def.OAuth. A clientSecret is
+// noted in st and its value dropped.
+func decodeOAuth(def *Definition, v *decodeValue, st *decodeEntryState) (problem, field string) {
+	if v.kind != decodeObject {
+		return EntryInvalidField, "oauth"
+	}
+	if key, dup := decodeDuplicateKey(v.members, false); dup {
+		return EntryDuplicateField, "oauth." + decodeFieldName(key)
+	}
+	o := &OAuth{}
+	for _, m := range v.members {
+		invalid := func() (string, string) { return EntryInvalidField, "oauth." + m.key }
+		switch m.key {
+		case "clientId":
+			if m.val.kind != decodeString {
+				return invalid()
+			}
+			o.ClientID = m.val.str
+		case "scopes":
+			scopes, ok := decodeStrings(m.val, false)
+			if !ok {
+				return invalid()
+			}
+			o.Scopes = scopes
+		case "callbackPort":
+			if m.val.kind != decodeNumber {
+				return invalid()
+			}
+			port, err := strconv.Atoi(m.val.str)
+			if err != nil || port < 1 || port > 65535 {
+				return invalid()
+			}
+			o.CallbackPort = port
+		case "authServerMetadataUrl":
+			if m.val.kind != decodeString {
+				return invalid()
+			}
+			o.MetadataURL = m.val.str
+		case "clientSecret":
+			st.clientSecret = true
+		default:
+			return EntryUnknownField, "oauth." + decodeFieldName(m.key)
+		}
+	}
+	def.OAuth = o
+	return "", ""
+}
+
+// decodeStrings reads an array of strings; nonEmpty refuses "" elements.
+func decodeStrings(v *decodeValue, nonEmpty bool) ([]string, bool) {
+	if v.kind != decodeArray {
+		return nil, false
+	}
+	out := make([]string, 0, len(v.elems))
+	for _, e := range v.elems {
+		if e.kind != decodeString || nonEmpty && e.str == "" {
+			return nil, false
+		}
+		out = append(out, e.str)
+	}
+	return out, true
+}
+
+// decodeDuplicateKey returns the first key (in document order) that occurs
+// again among members; foldCase compares keys ignoring ASCII case.
+func decodeDuplicateKey(members []decodeMember, foldCase bool) (string, bool) {
+	seen := make(map[string]bool, len(members))
+	for _, m := range members {
+		k := m.key
+		if foldCase {
+			k = strings.ToLower(k)
+		}
+		if seen[k] {
+			return m.key, true
+		}
+		seen[k] = true
+	}
+	return "", false
+}
+
+// decodeHeaderToken reports whether s is an HTTP field name (RFC 9110
+// token).
+func decodeHeaderToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeKind is the JSON type of a decodeValue.
+type decodeKind uint8
+
+const (
+	decodeNull decodeKind = iota
+	decodeBool
+	decodeNumber
+	decodeString
+	decodeArray
+	decodeObject
+)
+
+// decodeValue is a parsed JSON value that, unlike encoding/json's maps,
+// keeps every object member in document order with its exact key, so
+// duplicate and case-mismatched keys stay visible.
+type decodeValue struct {
+	kind decodeKind
+	// str is a string's value or a number's literal text.
+	str     string
+	b       bool
+	elems   []*decodeValue
+	members []decodeMember
+}
+
+// decodeMember is one object member.
+type decodeMember struct {
+	key string
+	val *decodeValue
+}
+
+// errDecodeSyntax reports a structure the token stream should not produce.
+var errDecodeSyntax = errors.New("definition: malformed JSON")
+
+// decodeParse parses data as exactly one JSON value in valid UTF-8.
+func decodeParse(data []byte) (*decodeValue, bool) {
+	if !utf8.Valid(data) || !json.Valid(data) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeParseValue(dec, 0)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// decodeParseValue reads one value from dec.
+func decodeParseValue(dec *json.Decoder, depth int) (*decodeValue, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case nil:
+		return &decodeValue{kind: decodeNull}, nil
+	case bool:
+		return &decodeValue{kind: decodeBool, b: t}, nil
+	case json.Number:
+		return &decodeValue{kind: decodeNumber, str: string(t)}, nil
+	case string:
+		return &decodeValue{kind: decodeString, str: t}, nil
+	case json.Delim:
+		if depth >= decodeMaxDepth {
+			return nil, errDecodeSyntax
+		}
+		switch t {
+		case '{':
+			v := &decodeValue{kind: decodeObject}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, ok := kt.(string)
+				if !ok {
+					return nil, errDecodeSyntax
+				}
+				val, err := decodeParseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				v.members = append(v.members, decodeMember{key: key, val: val})
+			}
+			return v, decodeExpectDelim(dec, '}')
+		case '[':
+			v := &decodeValue{kind: decodeArray}
+			for dec.More() {
+				e, err := decodeParseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				v.elems = append(v.elems, e)
+			}
+			return v, decodeExpectDelim(dec, ']')
+		}
+	}
+	return nil, errDecodeSyntax
+}
+
+// decodeExpectDelim reads the closing delimiter want.
+func decodeExpectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return errDecodeSyntax
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package secret_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/core/secret"
+)
+
+// Literal credentials of each shape, used by the tests below.
+const (
+	ghpTok    = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghoTok    = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghsTok    = "ghs_abcdefghijklmnopqrstuvwxyz0123456789"
+	patTok    = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+	skTok     = "sk-proj-AbCdEf0123456789GhIjKlMn"
+	skAntTok  = "sk-ant-api03-AbCdEf0123456789_xyz"
+	xoxTok    = "xoxb-1234567890-0987654321-AbCdEfGhIj"
+	akiaTok   = "AKIAIOSFODNN7EXAMPLE"
+	asiaTok   = "ASIAY34FZKBOKMUTVV7A"
+	aizaTok   = "AIzaSyA-1234567890abcdefghijklmnopqrstu"
+	jwtTok    = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+	pemBody   = "\nMIIEowIBAAKCAQEAwJk1SECRETPEMBODY\nQWERTYUIOP\n"
+	pemHead   = "-----BEGIN RSA PRIVATE KEY-----"
+	pemTail   = "-----END RSA PRIVATE KEY-----"
+	bearerTok = "abc123.DEF456-ghi789"
+	basicTok  = "dXNlcjpwYXNzd29yZA=="
+)
+
+func TestMaskLiterals(t *testing.T) {
+	const R = secret.Redacted
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		// Each shape on its own.
+		{"ghp", ghpTok, R},
+		{"gho", ghoTok, R},
+		{"ghs", ghsTok, R},
+		{"github pat", patTok, R},
+		{"sk proj", skTok, R},
+		{"sk ant", skAntTok, R},
+		{"slack", xoxTok, R},
+		{"akia", akiaTok, R},
+		{"asia", asiaTok, R},
+		{"google", aizaTok, R},
+		{"jwt", jwtTok, R},
+		{"pem block", pemHead + pemBody + pemTail, pemHead + R + pemTail},
+		{"pem openssh", "-----BEGIN OPENSSH PRIVATE KEY-----xyz-----END OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----" + R + "-----END OPENSSH PRIVATE KEY-----"},
+		{"pem unterminated", "key: " + pemHead + pemBody + "trailing", "key: " + pemHead + R},
+		{"bearer", "Bearer " + bearerTok, "Bearer " + R},
+		{"bearer lower", "authorization: bearer " + bearerTok, "authorization: bearer " + R},
+		{"basic", "Basic " + basicTok, "Basic " + R},
+		{"userinfo", "https://alice:s3cr3tP4ss@example.com/mcp", "https://alice:" + R + "@example.com/mcp"},
+		{"userinfo empty user", "postgres://:hunter2@db:5432/x", "postgres://:" + R + "@db:5432/x"},
+		{"userinfo at in password", "https://u:p@ss@h/x", "https://u:" + R + "@h/x"},
+		{"query token first", "https://h/x?token=abc123&x=1", "https://h/x?token=" + R + "&x=1"},
+		{"query token later", "https://h/x?x=1&access_token=abc123#frag", "https://h/x?x=1&access_token=" + R + "#frag"},
+		{"query api key", "https://h/?api-key=abc&apiKey=def&q=ok", "https://h/?api-key=" + R + "&apiKey=" + R + "&q=ok"},
+		{"query escaped name", "https://h/?access%5Ftoken=abc", "https://h/?access%5Ftoken=" + R},
+		{"flag double dash", "--api-key=abc", "--api-key=" + R},
+		{"flag single dash", "-password=hunter2", "-password=" + R},
+		{"flag in command line", "server --port=8080 --token=abc --verbose", "server --port=8080 --token=" + R + " --verbose"},
+		{"flag camel", "--authToken=abc", "--authToken=" + R},
+		{"flag after env assignment", "NODE_OPTIONS=--secret=abc", "NODE_OPTIONS=--secret=" + R},
+
+		// Shapes embedded mid-string.
+		{"ghp mid", "git clone https://x-access:" + ghpTok + "@github.com/o/r", "git clone https://x-access:" + R + "@github.com/o/r"},
+		{"ghp in value", "TOKEN=" + ghpTok + ";", "TOKEN=" + R + ";"},
+		{"sk in quotes", `"` + skTok + `"`, `"` + R + `"`},
+		{"akia in path", "/keys/" + akiaTok + "/x", "/keys/" + R + "/x"},
+		{"jwt in query non-credential name", "https://h/?q=" + jwtTok, "https://h/?q=" + R},
+		{"bearer in header line", "Authorization: Bearer " + bearerTok + " trailing", "Authorization: Bearer " + R + " trailing"},
+
+		// Several in one string.
+		{"several", "a " + ghpTok + " b " + skTok + " c " + akiaTok + " d", "a " + R + " b " + R + " c " + R + " d"},
+		{"several mixed", "--token=x https://u:pw@h/?secret=1&a=2 " + xoxTok, "--token=" + R + " https://u:" + R + "@h/?secret=" + R + "&a=2 " + R},
+
+		// Markers are left alone.
+		{"marker", R, R},
+		{"var marker", secret.RedactedVar("GITHUB_TOKEN"), secret.RedactedVar("GITHUB_TOKEN")},
+		{"var marker in flag", "--token=" + secret.RedactedVar("T"), "--token=" + secret.RedactedVar("T")},
+		{"var marker in query", "https://h/?token=" + secret.RedactedVar("T"), "https://h/?token=" + secret.RedactedVar("T")},
+		{"var markers in userinfo", "https://" + secret.RedactedVar("U") + ":" + secret.RedactedVar("P") + "@h", "https://" + secret.RedactedVar("U") + ":" + secret.RedactedVar("P") + "@h"},
+
+		// Variable references are not values.
+		{"flag template ref", "--token=${GITHUB_TOKEN}", "--token=${GITHUB_TOKEN}"},
+		{"query template ref", "https://h/?token=${MCP_TOKEN}&x=1", "https://h/?token=${MCP_TOKEN}&x=1"},
+		{"userinfo template ref", "https://u:${DB_PASSWORD}@h", "https://u:${DB_PASSWORD}@h"},
+		{"redacted default ref", "--password=${DB_PASSWORD:-<redacted>}", "--password=${DB_PASSWORD:-<redacted>}"},
+		{"template with literal default", "--password=${DB_PASSWORD:-hunter2}", "--password=" + R},
+		{"template ref with suffix", "--token=${T}x", "--token=" + R},
+
+		// Non-matches stay intact.
+		{"plain command", "npx -y @modelcontextprotocol/server-filesystem /tmp", "npx -y @modelcontextprotocol/server-filesystem /tmp"},
+		{"url no secrets", "https://api.example.com:8443/mcp?x=1&page=2#top", "https://api.example.com:8443/mcp?x=1&page=2#top"},
+		{"url user only", "https://alice@example.com/", "https://alice@example.com/"},
+		{"url port only", "http://localhost:3000/mcp", "http://localhost:3000/mcp"},
+		{"short ghp", "ghp_short", "ghp_short"},
+		{"gh other letter", "ghx_16C7e42F292c6912E7710c838347Ae178B4a", "ghx_16C7e42F292c6912E7710c838347Ae178B4a"},
+		{"ghp glued to word", "myghp_16C7e42F292c6912E7710c838347Ae178B4a", "myghp_16C7e42F292c6912E7710c838347Ae178B4a"},
+		{"task word", "task-runner-configuration-file", "task-runner-configuration-file"},
+		{"sk short", "sk-learn", "sk-learn"},
+		{"akia short", "AKIA1234", "AKIA1234"},
+		{"akia too long", "AKIAIOSFODNN7EXAMPLEX", "AKIAIOSFODNN7EXAMPLEX"},
+		{"eyJ not jwt", "eyJhbGciOiJIUzI1NiJ9", "eyJhbGciOiJIUzI1NiJ9"},
+		{"bearer short word", "Bearer token", "Bearer token"},
+		{"pem public key", "-----BEGIN PUBLIC KEY-----abc-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----abc-----END PUBLIC KEY-----"},
+		{"flag not credential", "--port=8080", "--port=8080"},
+		{"flag keyboard", "--keyboard=us", "--keyboard=us"},
+		{"flag without value", "--token", "--token"},
+		{"flag empty value", "--token=", "--token="},
+		{"dash inside word", "foo-token=abc", "foo-token=abc"},
+		{"query non credential", "?tokenizer=bpe&path=/x", "?tokenizer=bpe&path=/x"},
+		{"query empty value", "?token=&x=1", "?token=&x=1"},
+		{"empty", "", ""},
+		{"non utf8", "a\xffb", "a\xffb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := secret.MaskLiterals(tt.in)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, got, secret.MaskLiterals(got), "not idempotent")
+		})
+	}
+}
+
+func TestMaskLiteralsHidesSecrets(t *testing.T) {
+	// Every secret part below must be gone from the output, whatever
+	// surrounds it.
+	secrets := []string{ghpTok, ghoTok, ghsTok, patTok, skTok, skAntTok, xoxTok, akiaTok, asiaTok, aizaTok, jwtTok, "SECRETPEMBODY", bearerTok, basicTok}
+	in := strings.Join([]string{
+		"run", ghpTok, ghoTok, ghsTok, patTok, skTok, skAntTok, xoxTok, akiaTok, asiaTok, aizaTok, jwtTok,
+		pemHead + pemBody + pemTail, "Bearer " + bearerTok, "Basic " + basicTok,
+	}, " ")
+	out := secret.MaskLiterals(in)
+	for _, s := range secrets {
+		assert.NotContains(t, out, s)
+	}
+	assert.True(t, strings.HasPrefix(out, "run "), "readable text kept: %q", out)
+}
+
+func TestRedactedVar(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"plain", "GITHUB_TOKEN", "<redacted:GITHUB_TOKEN>"},
+		{"dotted", "db.password", "<redacted:db.password>"},
+		{"markup", "a>b<c", "<redacted:a_b_c>"},
+		{"control", "a\nb", "<redacted:a_b>"},
+		{"empty", "", "<redacted:>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := secret.RedactedVar(tt.in)
+			assert.Equal(t, tt.want, got)
+			assert.True(t, secret.IsMarker(got))
+		})
+	}
+	require.True(t, secret.IsMarker(secret.Redacted))
+	require.False(t, secret.IsMarker("<redacted:x>y"))
+	require.False(t, secret.IsMarker("redacted"))
+}

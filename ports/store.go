@@ -51,7 +51,9 @@ type TokenStore interface {
 	// there is none, ErrInvalidKey, ErrCorrupt or ErrUnavailable.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Set stores a copy of value under key, replacing any previous value:
-	// ErrInvalidKey, ErrValueTooLarge or ErrUnavailable.
+	// ErrInvalidKey, ErrValueTooLarge, ErrUnavailable, or ErrCorrupt when
+	// the stored data under key is unreadable (a store never overwrites
+	// corrupt data silently; Delete removes it explicitly).
 	Set(ctx context.Context, key string, value []byte) error
 	// Delete removes key: ErrNotFound when there is none, ErrInvalidKey or
 	// ErrUnavailable.

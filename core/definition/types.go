@@ -11,7 +11,12 @@
 // The flow is Decode → Resolve → Materialize → Fingerprint / Project.
 package definition
 
-import "github.com/mcpward/mcpward/ports"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpward/mcpward/ports"
+)
 
 // Source is one configuration source as the host read it.
 type Source struct {
@@ -143,4 +148,17 @@ type Document struct {
 	// Disabled is the document's disable overlay ("disabledMcpServers"),
 	// sorted and without duplicates.
 	Disabled []string
+}
+
+// Format prints d as its redacted ProjectDefinition, never its raw values,
+// whatever the verb, so logging a Definition by accident cannot leak a
+// secret.
+func (d Definition) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, "%+v", ProjectDefinition(&d))
+}
+
+// MarshalJSON encodes d as its redacted ProjectDefinition, for the same
+// reason: a Definition has no JSON form that carries its raw values.
+func (d Definition) MarshalJSON() ([]byte, error) {
+	return json.Marshal(ProjectDefinition(&d))
 }

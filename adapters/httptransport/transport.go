@@ -1,0 +1,355 @@
+// Package httptransport builds the go-sdk Streamable HTTP client transport
+// for one admitted server, behind the egress policy and with per-server
+// authentication.
+//
+// Admission comes first: Factory.Transport asks the policy about the URL and
+// constructs nothing when it refuses. The transport's http.Client then
+//
+//   - never follows a redirect (ReasonRedirectRefused), same origin included;
+//   - has no Timeout (it would end SSE streams) and no proxy;
+//   - refuses a request for any origin but the admitted one
+//     (ReasonOriginMismatch);
+//   - resolves names itself and asks the policy about every address it dials,
+//     at dial time, so a name that resolves or rebinds to a refused address
+//     is caught;
+//   - sets the definition's static headers, then the authenticator's, on a
+//     clone of each request, never touching a header the SDK owns;
+//   - retries a request refused with 401 or 403 at most once, when the
+//     authenticator allows it, and never sends a request unauthenticated;
+//   - adds a traceparent only to the one tools/call it belongs to (see
+//     WithTraceparent);
+//   - caps every non-SSE response body (ReasonReceiveCap) before the SDK
+//     parses it, and sets the SDK's MaxEventSize for SSE to the same cap;
+//   - turns failures into *refusal.Error values that name at most the origin.
+//
+// Errors surface through the SDK, which wraps them in text that may embed
+// the URL: use Classify to get the typed error back.
+package httptransport
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// DefaultReceiveCap is the receive cap used when Options.ReceiveCap is 0:
+// the largest non-SSE response body, and the largest single SSE event, in
+// bytes.
+const DefaultReceiveCap = 8 << 20
+
+// Resolver resolves a host name to addresses. *net.Resolver implements it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Dialer dials one already-resolved address ("ip:port"). *net.Dialer
+// implements it. The transport installs its own Control hook, so a Dialer
+// given in Options is used only through DialContext on an address the
+// policy admitted; a test may use it to observe dials.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Options adjusts a Factory. A nil *Options (and every zero field) is the
+// strict default documented on each field.
+type Options struct {
+	// TLSConfig is cloned as the base TLS configuration (for example to set
+	// RootCAs). nil means the system roots and TLS 1.2 at least. Its
+	// InsecureSkipVerify is refused.
+	TLSConfig *tls.Config
+	// Resolver resolves host names; nil means net.DefaultResolver. Every
+	// address it returns is put to the policy before it is dialled.
+	Resolver Resolver
+	// Dialer dials admitted addresses; nil means a net.Dialer with a 30 s
+	// connect timeout. Whatever Dialer is used, the address it is given has
+	// been admitted by the policy just before. A *net.Dialer is copied and
+	// gets the policy as its ControlContext too, so the address actually
+	// connected to is checked once more.
+	Dialer Dialer
+	// ReceiveCap bounds each non-SSE response body and each SSE event, in
+	// bytes; 0 means DefaultReceiveCap.
+	ReceiveCap int64
+	// TraceOrigins lists the exact origins ("scheme://host:port", port
+	// always written) that may receive a traceparent. nil means none.
+	TraceOrigins []string
+	// MaxRetries is the SDK's StreamableClientTransport.MaxRetries for SSE
+	// (re)connects; 0 means the SDK's default, negative disables retries.
+	MaxRetries int
+}
+
+// Factory builds admitted transports. It is immutable and safe for
+// concurrent use.
+type Factory struct {
+	policy       ports.EgressPolicy
+	tlsConfig    *tls.Config
+	resolver     Resolver
+	dialer       Dialer
+	cap          int64
+	traceOrigins map[string]bool
+	maxRetries   int
+}
+
+// New returns a Factory that admits with policy. It panics when policy is
+// nil, since a transport without admission must not exist. opts is copied;
+// nil means the strict defaults documented on Options.
+func New(policy ports.EgressPolicy, opts *Options) *Factory {
+	if policy == nil {
+		panic("httptransport: nil EgressPolicy")
+	}
+	f := &Factory{policy: policy, cap: DefaultReceiveCap, traceOrigins: map[string]bool{}}
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.TLSConfig != nil {
+		f.tlsConfig = opts.TLSConfig.Clone()
+	}
+	f.resolver = opts.Resolver
+	if f.resolver == nil {
+		f.resolver = net.DefaultResolver
+	}
+	f.dialer = opts.Dialer
+	if opts.ReceiveCap > 0 {
+		f.cap = opts.ReceiveCap
+	}
+	for _, o := range opts.TraceOrigins {
+		f.traceOrigins[o] = true
+	}
+	f.maxRetries = opts.MaxRetries
+	return f
+}
+
+// Transport admits t and returns a go-sdk Streamable HTTP transport for it
+// whose every request goes through the admitted client described in the
+// package comment. auth, when non-nil, is the authenticator registered for
+// t.ServerID: every request then carries its headers, or is not sent.
+//
+// Admission runs first; on refusal nothing is constructed. Errors are
+// *refusal.Error values carrying t.ServerID: Class Config for a Target that
+// is not of Kind http (ReasonKindMismatch), a URL that does not parse
+// (ReasonURLInvalid) or a static header that is malformed
+// (ReasonHeaderInvalid) or reserved (ReasonReservedHeader); Class Refused
+// for the policy's refusal (its own Reason) and URL userinfo.
+//
+// Request failures, as the SDK's errors carry them (see Classify): a 401 or
+// 403 with no authenticator is Class AuthRequired (ReasonAuthRequired); with
+// one, Refused is called once per request and the request resent once with
+// fresh headers when it allows, else (or on a second 401/403) Class
+// AuthRefused (ReasonAuthRefused). A Headers failure sends nothing and keeps
+// the refusal's Class (AuthRequired, AuthRefused or Transient). Any 3xx is
+// ReasonRedirectRefused; other statuses the SDK would report only as text
+// are a *StatusError.
+//
+// The returned transport is for one connection. When its session has
+// ended, call HTTPClient.CloseIdleConnections to release pooled
+// connections.
+func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*mcp.StreamableClientTransport, error) {
+	server := t.ServerID
+	if t.Kind != ports.TransportHTTP {
+		return nil, refusal.New(refusal.Config, ReasonKindMismatch, server)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" {
+		return nil, refusal.New(refusal.Config, ReasonURLInvalid, server)
+	}
+	if err := f.policy.AdmitURL(ctx, u); err != nil {
+		return nil, stamp(err, refusal.Refused, ReasonEgressRefused, server)
+	}
+	// Defence in depth: whatever the policy says, these never pass.
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return nil, refusal.New(refusal.Refused, "scheme_refused", server)
+	}
+	origin := originOf(u)
+	if u.User != nil {
+		return nil, refusal.New(refusal.Refused, ReasonUserinfoRefused, server).WithOrigin(origin)
+	}
+	static := make(http.Header, len(t.Headers))
+	for k, v := range t.Headers {
+		if r := checkHeader(k, []string{v}); r != "" {
+			return nil, refusal.New(refusal.Config, r, server).WithOrigin(origin)
+		}
+		static.Set(k, v)
+	}
+
+	rt := &roundTripper{
+		server:  server,
+		origin:  origin,
+		static:  static,
+		auth:    auth,
+		cap:     f.cap,
+		trace:   f.traceOrigins[origin],
+		base:    f.baseTransport(scheme, u.Hostname(), server, origin),
+		scheme:  scheme,
+		authReq: ports.AuthRequest{ServerID: server, Origin: origin},
+	}
+	client := &http.Client{
+		Transport: rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return refusal.New(refusal.Refused, ReasonRedirectRefused, server).WithOrigin(origin)
+		},
+	}
+	eventCap := f.cap
+	if eventCap > int64(int(^uint(0)>>1)) {
+		eventCap = int64(int(^uint(0) >> 1))
+	}
+	return &mcp.StreamableClientTransport{
+		Endpoint:     u.String(),
+		HTTPClient:   client,
+		MaxRetries:   f.maxRetries,
+		MaxEventSize: int(eventCap),
+	}, nil
+}
+
+// baseTransport returns the http.Transport for one admitted server: no
+// proxy, names resolved here, every dialled address admitted first.
+func (f *Factory) baseTransport(scheme, host, server, origin string) *http.Transport {
+	var tc *tls.Config
+	if f.tlsConfig != nil {
+		tc = f.tlsConfig.Clone()
+	} else {
+		tc = &tls.Config{}
+	}
+	tc.InsecureSkipVerify = false
+	if tc.MinVersion < tls.VersionTLS12 {
+		tc.MinVersion = tls.VersionTLS12
+	}
+	d := &admittedDialer{
+		policy:   f.policy,
+		resolver: f.resolver,
+		scheme:   scheme,
+		host:     strings.ToLower(host),
+		server:   server,
+		origin:   origin,
+	}
+	switch nd := f.dialer.(type) {
+	case nil:
+		d.dialer = &net.Dialer{Timeout: 30 * time.Second, ControlContext: d.control}
+	case *net.Dialer:
+		c := *nd
+		c.ControlContext = d.control
+		c.Control = nil
+		d.dialer = &c
+	default:
+		d.dialer = nd
+	}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		TLSClientConfig:       tc,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   15 * time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   4,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// admittedDialer resolves and dials for one admitted server, asking the
+// policy about every address before connecting to it.
+type admittedDialer struct {
+	policy   ports.EgressPolicy
+	resolver Resolver
+	dialer   Dialer
+	scheme   string
+	host     string // the admitted host name or literal, lower case, unbracketed
+	server   string
+	origin   string
+}
+
+// DialContext dials addr, which must name the admitted host.
+func (d *admittedDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !strings.EqualFold(host, d.host) {
+		return nil, refusal.New(refusal.Refused, ReasonOriginMismatch, d.server).WithOrigin(d.origin)
+	}
+	pn, err := netip.ParseAddrPort("0.0.0.0:" + port)
+	if err != nil {
+		return nil, refusal.New(refusal.Refused, "port_refused", d.server).WithOrigin(d.origin)
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ip}
+	} else {
+		addrs, err = d.resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)
+		}
+	}
+	var first error
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, pn.Port())
+		if err := d.policy.AdmitAddr(ctx, d.scheme, ap); err != nil {
+			if first == nil {
+				first = stamp(err, refusal.Refused, ReasonEgressRefused, d.server)
+			}
+			continue
+		}
+		c, err := d.dialer.DialContext(ctx, network, ap.String())
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)
+	}
+	return nil, first
+}
+
+// control is the net.Dialer hook: it admits the address about to be
+// connected to, as the kernel will see it.
+func (d *admittedDialer) control(ctx context.Context, network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return refusal.New(refusal.Refused, "address_invalid", d.server).WithOrigin(d.origin)
+	}
+	if err := d.policy.AdmitAddr(ctx, d.scheme, ap); err != nil {
+		return stamp(err, refusal.Refused, ReasonEgressRefused, d.server)
+	}
+	return nil
+}
+
+// stamp returns err as a *refusal.Error carrying server: a refusal keeps
+// its Class, Reason, Origin and Detail; anything else becomes a fixed-text
+// refusal of class and reason, its text dropped.
+func stamp(err error, class refusal.Class, reason, server string) *refusal.Error {
+	if r, ok := err.(*refusal.Error); ok {
+		c := *r
+		c.Server = server
+		return &c
+	}
+	return refusal.New(class, reason, server)
+}
+
+// originOf returns "scheme://host:port" of u, lower case, the port always
+// written.
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}

@@ -1,0 +1,84 @@
+# mcpward — the one entry point. See README.md.
+#
+#   make test    every module's tests with -race (the keychain adapter against a
+#                real Secret Service under dbus-run-session)
+#   make check   gofmt, vet, go mod tidy -diff per module (GOWORK=off), the
+#                dependency rule, then make test
+#   make fuzz    every fuzz target for FUZZTIME each (default 60s)
+#   make bench   the benchmarks recorded in BENCHMARKS.md
+#   make demo    the mcpward CLI on an embedded demo configuration
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+FUZZTIME ?= 60s
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+
+# Every module of go.work. The keychain adapter runs apart (it needs a
+# Secret Service session).
+MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport composition
+PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
+
+.PHONY: test test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
+
+test: test-plain test-keychain
+
+test-plain:
+	@for m in $(PLAIN_MODULES); do \
+		echo "== go test -race $$m"; \
+		(cd $$m && $(GO) test -race -count=1 ./...) || exit 1; \
+	done
+
+# The real OS keychain: a fresh gnome-keyring in a private D-Bus session, HOME
+# and XDG_RUNTIME_DIR in temporary directories (scripts/keyring-session.sh).
+test-keychain:
+	@echo "== go test -race adapters/keychainstore (real Secret Service)"
+	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
+		{ echo "missing dbus-run-session or gnome-keyring-daemon: apt-get install gnome-keyring dbus dbus-x11 libsecret-tools libglib2.0-bin"; exit 1; }
+	@home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
+		cd adapters/keychainstore && \
+		HOME=$$home dbus-run-session -- sh ../../scripts/keyring-session.sh $(GO) test -race -count=1 ./...
+
+check: fmt vet tidy deps wirecheck test
+
+fmt:
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
+
+tidy:
+	@for m in $(MODULES); do \
+		(cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; \
+	done
+
+# The dependency rule of DESIGN.md, checked with go list -deps over every module.
+deps:
+	@cd core && $(GO) test -count=1 -run 'TestDependencyRule|TestViolationRules' .
+
+# Every FuzzXxx target of every module, FUZZTIME each, one at a time.
+fuzz:
+	@for m in $(MODULES); do \
+		for pkg in $$(cd $$m && $(GO) list ./...); do \
+			for f in $$(cd $$m && $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+				echo "== fuzz $$pkg $$f"; \
+				(cd $$m && $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg) || exit 1; \
+			done; \
+		done; \
+	done
+
+# The main job: the mcpward CLI on an embedded demo configuration.
+demo:
+	@cd composition && $(GO) run ./cmd/mcpward demo
+
+wire:
+	@cd composition && $(GO) tool wire ./...
+
+wirecheck:
+	@cd composition && $(GO) tool wire diff ./... >/dev/null || { echo "composition/wire_gen.go is stale: run make wire"; exit 1; }
+
+bench:
+	@for m in $(MODULES); do \
+		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./...) || exit 1; \
+	done

@@ -1,0 +1,292 @@
+// Command mcpward shows, approves and revokes the MCP servers a person's
+// configuration files define, and explains why each one is or is not
+// usable. Run "mcpward -h" for the usage text (usageText below), which
+// documents the commands, flags, file locations, state directory, JSON
+// shapes and exit codes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+const usageText = `mcpward shows the MCP servers your configuration defines, and which of them
+may be used.
+
+Usage:
+  mcpward [flags] list            every server: state, tier, transport, fingerprint, reason
+  mcpward [flags] show NAME       one server: redacted definition, fingerprint, source, and
+                                  exactly why it is or is not usable
+  mcpward [flags] approve NAME    approve a local, project or plugin server, bound to its
+                                  exact definition, source and workspace
+  mcpward [flags] revoke NAME     remove every approval recorded for NAME
+  mcpward [flags] doctor          every problem found, each with its fix
+  mcpward demo                    a guided run on a throwaway demo configuration
+
+Flags (before or after the command):
+  --managed FILE      managed (administrator) configuration; repeatable
+                      (default /etc/mcpward/managed-mcp.json)
+  --local FILE        your private configuration for this workspace
+                      (default ./.mcpward/local.json)
+  --project FILE      the workspace's shared configuration (default ./.mcp.json)
+  --user FILE         your configuration for every workspace
+                      (default $XDG_CONFIG_HOME/mcpward/mcp.json, else
+                      $HOME/.config/mcpward/mcp.json)
+  --plugin FILE       a plugin's configuration; repeatable (no default)
+  --state-dir DIR     approvals, audit log, locks and file tokens
+                      (default $XDG_STATE_HOME/mcpward, else
+                      $HOME/.local/state/mcpward)
+  --profile NAME      headless (default): everything on files under --state-dir;
+                      desktop: sign-in tokens in the OS keychain, the rest on files
+  --trust-workspace   trust this workspace (servers with
+                      "requiresTrustedWorkspace": true need it)
+  --json              machine-readable output (shapes below)
+
+Files: ./ is the working directory. A file at a default location that does not
+exist is simply absent; a file named by a flag must be readable. Each file is
+{"mcpServers": {NAME: {...}}, "disabledMcpServers": [NAME, ...]}. A name
+resolves to one whole entry from the highest tier defining it: managed, local,
+project, user, plugin. If a managed file cannot be read, every server from a
+lower tier is blocked. disabledMcpServers: a managed file may disable any
+name, a local or user file any name not won by managed, a project or plugin
+file only names won by its own tier.
+
+Activation: managed and user servers are used on your own trust; local,
+project and plugin servers need "mcpward approve NAME". An approval is bound to
+the server's name, source file, fingerprint, endpoint, repository and workspace
+generation: any change needs a new approval. ${VAR} templates are expanded from
+mcpward's environment; secrets are never printed.
+
+Workspace: the repository is the "origin" remote (else the first remote) of the
+git repository holding the working directory, without credentials or query;
+without a remote, file://GIT_ROOT; outside git, file://WORKING_DIRECTORY. The
+workspace generation is a random id kept in STATE_DIR/workspaces/; delete that
+file to renew the workspace and void every approval made in it.
+
+State directory (mode 0700): store/approvals.json, store/audit.jsonl,
+store/locks/, store/tokens/ (headless), workspaces/.
+
+JSON (--json): list: an array of server objects; show: one server object;
+approve: {"approval": {"identity", "grantedBy"}, "server"}; revoke: {"name",
+"revoked"}; doctor: {"profile", "stateDir", "stores", "sources", "workspace",
+"findings", "ok"}; a failure: {"error": {"class", "reason", "server",
+"detail"}}. A server object has name, state (allowed, denied, unresolved,
+blocked, disabled, refused), usable, reason, tier, origin, transport,
+fingerprint, projection (null when malformed), why and fix, and when they
+apply missing, mismatch, field, detail, contenders, shadowed, disabledBy,
+identity.
+
+Exit codes: 0 ok; 1 failure (and doctor: a problem found); 2 usage.
+`
+
+// env is what a run of the CLI sees of its process: its output, its
+// environment and its working directory. The demo runs the CLI on a
+// throwaway env.
+type env struct {
+	stdout, stderr io.Writer
+	// lookup reads the environment: ${VAR} values and the XDG locations.
+	lookup func(string) (string, bool)
+	// cwd is the working directory (absolute).
+	cwd string
+	// managedPath is the default managed configuration file.
+	managedPath string
+}
+
+// defaultManagedPath is the default managed configuration file.
+const defaultManagedPath = "/etc/mcpward/managed-mcp.json"
+
+func main() {
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpward: the working directory cannot be read")
+		os.Exit(exitFailure)
+	}
+	os.Exit(run(context.Background(), os.Args[1:], env{
+		stdout:      os.Stdout,
+		stderr:      os.Stderr,
+		lookup:      os.LookupEnv,
+		cwd:         cwd,
+		managedPath: defaultManagedPath,
+	}))
+}
+
+// pathFlag is a flag holding one path that remembers whether it was set.
+type pathFlag struct {
+	path string
+	set  bool
+}
+
+func (p *pathFlag) String() string { return p.path }
+
+func (p *pathFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("empty path")
+	}
+	p.path, p.set = s, true
+	return nil
+}
+
+// pathsFlag is a repeatable path flag.
+type pathsFlag []string
+
+func (p *pathsFlag) String() string { return strings.Join(*p, ",") }
+
+func (p *pathsFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("empty path")
+	}
+	*p = append(*p, s)
+	return nil
+}
+
+// options are the parsed command line.
+type options struct {
+	managed, plugins     pathsFlag
+	local, project, user pathFlag
+	stateDir             pathFlag
+	profile              string
+	trustWorkspace, json bool
+	command              string
+	args                 []string
+}
+
+// The deployment profiles.
+const (
+	profileHeadless = "headless"
+	profileDesktop  = "desktop"
+)
+
+// commandArgs is how many positional arguments each command takes.
+var commandArgs = map[string]int{
+	"list": 0, "show": 1, "approve": 1, "revoke": 1, "doctor": 0, "demo": 0, "help": 0,
+}
+
+// parse parses args, accepting flags before and after the command. "--"
+// ends the flags.
+func parse(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("mcpward", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.Var(&o.managed, "managed", "")
+	fs.Var(&o.local, "local", "")
+	fs.Var(&o.project, "project", "")
+	fs.Var(&o.user, "user", "")
+	fs.Var(&o.plugins, "plugin", "")
+	fs.Var(&o.stateDir, "state-dir", "")
+	fs.StringVar(&o.profile, "profile", profileHeadless, "")
+	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "")
+	fs.BoolVar(&o.json, "json", false, "")
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if len(pos) == 0 {
+		return o, errors.New("no command given")
+	}
+	o.command, o.args = pos[0], pos[1:]
+	n, ok := commandArgs[o.command]
+	switch {
+	case !ok:
+		return o, errors.New("unknown command")
+	case len(o.args) != n:
+		return o, fmt.Errorf("%s takes %d argument(s), got %d", o.command, n, len(o.args))
+	case o.profile != profileHeadless && o.profile != profileDesktop:
+		return o, errors.New("unknown profile (want headless or desktop)")
+	}
+	return o, nil
+}
+
+// run runs the CLI with args and returns its exit code.
+func run(ctx context.Context, args []string, e env) int {
+	o, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) || err == nil && o.command == "help" {
+		fmt.Fprint(e.stdout, usageText)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcpward: %s\nRun \"mcpward -h\" for usage.\n", usageMessage(err))
+		return exitUsage
+	}
+	if o.command == "demo" {
+		return demo(ctx, e)
+	}
+	a, code := newApp(ctx, o, e)
+	if a == nil {
+		return code
+	}
+	defer a.close()
+	switch o.command {
+	case "list":
+		return a.list(ctx)
+	case "show":
+		return a.show(ctx, o.args[0])
+	case "approve":
+		return a.approve(ctx, o.args[0])
+	case "revoke":
+		return a.revoke(ctx, o.args[0])
+	default:
+		return a.doctor(ctx)
+	}
+}
+
+// usageMessage renders a parse error without echoing a flag's value:
+// the flag package quotes the rejected value ("invalid value \"x\" for flag
+// -y"), and a value may be a secret typed in the wrong place.
+func usageMessage(err error) string {
+	return quotedValue.ReplaceAllString(err.Error(), "")
+}
+
+// quotedValue matches a quoted value and the space after it in a flag
+// package error.
+var quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*" ?`)
+
+// fail reports err (text on stderr, or the JSON error object on stdout) and
+// returns exitFailure. Only a *refusal.Error's fields are ever printed; any
+// other error is reported as an internal failure without its text.
+func (a *app) fail(err error) int {
+	return failTo(a.env, a.opts.json, err)
+}
+
+func failTo(e env, asJSON bool, err error) int {
+	var r *refusal.Error
+	if !errors.As(err, &r) {
+		r = refusal.New(refusal.Internal, "internal", "")
+	}
+	if asJSON {
+		writeJSON(e.stdout, map[string]errorJSON{"error": {
+			Class: r.Class.String(), Reason: r.Reason, Server: r.Server, Detail: r.Detail,
+		}})
+		return exitFailure
+	}
+	fmt.Fprintln(e.stderr, r.Error())
+	return exitFailure
+}

@@ -1,0 +1,414 @@
+// Package composition is mcpward's composition root: the Wire injectors
+// that pick adapters per deployment profile (Desktop, Headless, Custom) and
+// the Host facade a host program drives.
+//
+// A Host runs the definitions and activation flow of mcpward in one
+// straight line: tier sources (bytes the host read, tagged with tier and
+// origin) → definition.Decode → definition.Resolve → definition.Materialize
+// (with the host's variable Lookup) → definition.Fingerprint and
+// definition.Endpoint → activation.Decide. Every server ends in a Result
+// whose State the caller can branch on; nothing is an opaque error and
+// nothing is dropped.
+//
+// Connecting to servers (transports, sessions, catalogs) is not part of
+// this package yet.
+package composition
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/mcpward/mcpward/core/activation"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// State is where one server name ended up after the whole flow.
+type State string
+
+// The states of a Result. Only StateAllowed may be used.
+const (
+	// StateAllowed: resolved, materialized and allowed by activation
+	// (Reason activation.ReasonHostTrustedTier or activation.ReasonApproved).
+	StateAllowed State = "allowed"
+	// StateDenied: resolved and materialized, but activation denied it;
+	// Reason is the activation reason and, for
+	// activation.ReasonIdentityChanged, Mismatch names the changed fields.
+	StateDenied State = "denied"
+	// StateUnresolved: the winning entry is malformed or ambiguous (Reason
+	// is the definition problem word), or its templates could not be
+	// expanded (Reason definition.ReasonUnsetVariable with Missing listing
+	// the variables, or definition.ReasonInvalidTemplate).
+	StateUnresolved State = "unresolved"
+	// StateBlocked: a managed source is unusable, so a lower-tier name is
+	// blocked (Reason definition.ReasonManagedUnreadable).
+	StateBlocked State = "blocked"
+	// StateDisabled: a permitted disable overlay names it (DisabledBy).
+	StateDisabled State = "disabled"
+	// StateRefused: the definition is refused by name (Reason is the
+	// refusal word, for example definition.RefusalTransportSSE).
+	StateRefused State = "refused"
+)
+
+// Reasons of the refusals Host methods return (besides those of package
+// activation, which Approve, Revoke and RevokeAll pass through).
+const (
+	// ReasonUnknownServer: no source defines the name. Class Config.
+	ReasonUnknownServer = "unknown_server"
+	// ReasonNotApprovable: the name does not resolve to a usable
+	// definition (it is unresolved, blocked, disabled or refused), so there
+	// is no identity to approve. Class Config; Detail names the state.
+	ReasonNotApprovable = "not_approvable"
+	// ReasonStoreUnavailable, ReasonStoreCorrupt and ReasonStoreFailed are
+	// the reasons of a failed Check.
+	ReasonStoreUnavailable = "store_unavailable"
+	ReasonStoreCorrupt     = "store_corrupt"
+	ReasonStoreFailed      = "store_failed"
+)
+
+// Result is what the flow decided about one server name. Every field is
+// safe to print: it holds no configuration value, only the masked
+// projection, reason words, field and variable names.
+type Result struct {
+	// Name is the server id.
+	Name string
+	// State is what the caller branches on.
+	State State
+	// Reason is a stable word: the activation reason for StateAllowed and
+	// StateDenied, the definition's reason otherwise.
+	Reason string
+	// Tier and Origin are the provenance of the winning entry (for an
+	// ambiguous name only the tier; see Contenders).
+	Tier   ports.Tier
+	Origin string
+	// Transport is the declared transport, "" when the winning entry is
+	// malformed.
+	Transport definition.Kind
+	// Fingerprint is the definition fingerprint, "" when the definition
+	// could not be materialized.
+	Fingerprint string
+	// Projection is the redacted projection: of the materialized
+	// definition when it could be materialized, of the definition as
+	// written otherwise; nil when there is no definition.
+	Projection *definition.Projection
+	// Missing lists the unset variables the definition needs.
+	Missing []string
+	// Field names the offending field of a malformed entry.
+	Field string
+	// Detail is a fixed, secret-free phrase completing Reason (for
+	// example the field holding an invalid template).
+	Detail string
+	// Mismatch names the identity fields (activation.Field* words) that
+	// differ from the closest approval.
+	Mismatch []string
+	// Identity is the identity the activation decision is bound to; zero
+	// unless the definition reached activation.
+	Identity ports.Identity
+	// Contenders, Shadowed and DisabledBy are as in definition.Server.
+	Contenders []definition.Provenance
+	Shadowed   []definition.Provenance
+	DisabledBy *definition.Provenance
+	// Err is non-nil when activation could not decide (a failing store or
+	// workspace trust): a *refusal.Error; the State is then StateDenied.
+	Err error
+
+	// subject is the activation subject, set when the definition was
+	// materialized.
+	subject *activation.Subject
+}
+
+// Usable reports whether the server may be used.
+func (r Result) Usable() bool { return r.State == StateAllowed }
+
+// Evaluation is the result of one run of the flow over a set of sources.
+type Evaluation struct {
+	// Servers holds one Result per defined name, sorted by name.
+	Servers []Result
+	// Problems lists every source problem (see definition.Resolve).
+	Problems []definition.SourceProblem
+}
+
+// Server returns the Result named name and true, or false when no source
+// defines it.
+func (e Evaluation) Server(name string) (Result, bool) {
+	i := sort.Search(len(e.Servers), func(i int) bool { return e.Servers[i].Name >= name })
+	if i < len(e.Servers) && e.Servers[i].Name == name {
+		return e.Servers[i], true
+	}
+	return Result{}, false
+}
+
+// Config is what a host decides about a Host beyond its ports.
+type Config struct {
+	// Lookup expands ${VAR} templates. Core never reads the environment:
+	// a host that wants it passes os.LookupEnv. Nil means every variable
+	// is unset.
+	Lookup definition.Lookup
+	// Actor labels the grants and revokes this Host records ("cli", a user
+	// name). Empty means "host".
+	Actor string
+	// Now returns the current time for approvals and audit records; nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// DefaultActor is the actor label of a Config without one.
+const DefaultActor = "host"
+
+// Host is the facade a host program drives: it evaluates sources, and
+// approves and revokes servers by name. It is safe for concurrent use.
+type Host struct {
+	decider   *activation.Decider
+	approvals ports.ApprovalStore
+	audit     ports.AuditLog
+	tokens    ports.TokenStore
+	locker    ports.Locker
+	lookup    definition.Lookup
+	actor     string
+}
+
+// NewDecider returns the activation Decider over the given ports; trust may
+// be nil (an untrusted workspace of unknown repository). It is a Wire
+// provider.
+func NewDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports.WorkspaceTrust, cfg Config) (*activation.Decider, error) {
+	return activation.New(activation.Options{Approvals: approvals, Audit: audit, Trust: trust, Now: cfg.Now})
+}
+
+// NewHost returns a Host. tokens and locker may be nil for a host that
+// never signs in anywhere; they are kept for the OAuth flow and checked by
+// Check. It is a Wire provider.
+func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, cfg Config) *Host {
+	actor := cfg.Actor
+	if actor == "" {
+		actor = DefaultActor
+	}
+	return &Host{
+		decider:   d,
+		approvals: approvals,
+		audit:     audit,
+		tokens:    tokens,
+		locker:    locker,
+		lookup:    cfg.Lookup,
+		actor:     actor,
+	}
+}
+
+// Tokens returns the token store of the deployment profile (nil when the
+// host gave none).
+func (h *Host) Tokens() ports.TokenStore { return h.tokens }
+
+// Evaluate runs the flow over srcs and decides about every defined name.
+// The order of srcs matters only for the order of Problems. Each server
+// that resolves and materializes is decided by activation (which appends
+// one audit record per decision); a failure to decide is kept in that
+// server's Result.Err with StateDenied, never returned for the whole set.
+func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluation {
+	res := h.resolve(srcs)
+	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
+	for i, s := range res.Servers {
+		r := h.materialize(s)
+		if r.State == StateAllowed && r.subject != nil {
+			dec, err := h.decider.Decide(ctx, *r.subject)
+			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
+			if !dec.Allowed {
+				r.State = StateDenied
+			}
+		}
+		ev.Servers[i] = r
+	}
+	return ev
+}
+
+// Approve grants an approval of the exact current identity of the server
+// named name (server id, tier, origin, fingerprint, security identity and
+// the workspace facts) and returns it. It refuses, with a *refusal.Error:
+// an unknown name (ReasonUnknownServer), a name that does not resolve to a
+// usable definition (ReasonNotApprovable), and everything
+// activation.Decider.Grant refuses (a managed or user server needs no
+// approval: activation.ReasonApprovalNotNeeded).
+func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name string) (ports.Approval, error) {
+	s, err := h.subject(srcs, name)
+	if err != nil {
+		return ports.Approval{}, err
+	}
+	return h.decider.Grant(ctx, s, h.actor)
+}
+
+// Revoke removes the approval of the exact current identity of the server
+// named name. It refuses as Approve does, and with
+// activation.ReasonApprovalNotFound when no approval has that identity.
+func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string) error {
+	s, err := h.subject(srcs, name)
+	if err != nil {
+		return err
+	}
+	return h.decider.Revoke(ctx, s, h.actor)
+}
+
+// RevokeAll removes every approval recorded for the server id name,
+// whatever the identity it was bound to (so an approval of a definition
+// that has since changed or gone goes too), and returns how many it removed.
+func (h *Host) RevokeAll(ctx context.Context, name string) (int, error) {
+	return h.decider.RevokeAll(ctx, name, h.actor)
+}
+
+// Check is the outcome of probing one store of the Host.
+type Check struct {
+	// Name is "approvals", "audit", "tokens" or "locks".
+	Name string
+	// Err is nil when the store answered, otherwise a *refusal.Error
+	// (ReasonStoreUnavailable, ReasonStoreCorrupt or ReasonStoreFailed).
+	Err error
+}
+
+// probeKey is the key Check reads from the token store and locks.
+const probeKey = "mcpward-doctor-probe"
+
+// Check probes every store of the Host without changing anything it keeps:
+// it lists approvals, reads the audit log, reads one absent token and
+// takes and releases one lock (each bounded by timeout). A nil token store
+// or locker is not checked.
+func (h *Host) Check(ctx context.Context, timeout time.Duration) []Check {
+	run := func(name string, f func(context.Context) error) Check {
+		c, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return Check{Name: name, Err: storeFailure(name, f(c))}
+	}
+	checks := []Check{
+		run("approvals", func(c context.Context) error { _, err := h.approvals.List(c, probeKey); return err }),
+		run("audit", func(c context.Context) error { _, err := h.audit.Records(c); return err }),
+	}
+	if h.tokens != nil {
+		checks = append(checks, run("tokens", func(c context.Context) error {
+			_, err := h.tokens.Get(c, probeKey)
+			if errors.Is(err, ports.ErrNotFound) {
+				return nil
+			}
+			return err
+		}))
+	}
+	if h.locker != nil {
+		checks = append(checks, run("locks", func(c context.Context) error {
+			unlock, err := h.locker.Lock(c, probeKey)
+			if err != nil {
+				return err
+			}
+			return unlock()
+		}))
+	}
+	return checks
+}
+
+// storeFailure maps a store error to a secret-free *refusal.Error naming
+// the store, keeping nothing of its text.
+func storeFailure(store string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ports.ErrCorrupt):
+		return &refusal.Error{Class: refusal.Internal, Reason: ReasonStoreCorrupt, Detail: store}
+	case errors.Is(err, ports.ErrUnavailable), errors.Is(err, ports.ErrLockTimeout),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return &refusal.Error{Class: refusal.Transient, Reason: ReasonStoreUnavailable, Detail: store}
+	default:
+		return &refusal.Error{Class: refusal.Internal, Reason: ReasonStoreFailed, Detail: store}
+	}
+}
+
+// resolve decodes every source and resolves them.
+func (h *Host) resolve(srcs []definition.Source) definition.Resolution {
+	docs := make([]definition.Document, len(srcs))
+	for i, s := range srcs {
+		docs[i] = definition.Decode(s)
+	}
+	return definition.Resolve(docs)
+}
+
+// subject resolves srcs and returns the activation subject of name, or the
+// refusal saying why there is none.
+func (h *Host) subject(srcs []definition.Source, name string) (activation.Subject, error) {
+	s, ok := h.resolve(srcs).Server(name)
+	if !ok {
+		return activation.Subject{}, refusal.New(refusal.Config, ReasonUnknownServer, name)
+	}
+	r := h.materialize(s)
+	if r.State != StateAllowed || r.subject == nil {
+		return activation.Subject{}, &refusal.Error{
+			Class:  refusal.Config,
+			Reason: ReasonNotApprovable,
+			Server: name,
+			Detail: "server is " + string(r.State) + " (" + r.Reason + ")",
+		}
+	}
+	return *r.subject, nil
+}
+
+// materialize turns one resolved name into a Result up to, not including,
+// the activation decision: a name that resolved and materialized has
+// StateAllowed and a subject, pending Decide.
+func (h *Host) materialize(s definition.Server) Result {
+	r := Result{
+		Name:       s.Name,
+		Reason:     s.Reason,
+		Tier:       s.Winner.Tier,
+		Origin:     s.Winner.Origin,
+		Field:      s.Field,
+		Contenders: slices.Clone(s.Contenders),
+		Shadowed:   slices.Clone(s.Shadowed),
+	}
+	if s.DisabledBy != nil {
+		by := *s.DisabledBy
+		r.DisabledBy = &by
+	}
+	switch s.State {
+	case definition.StateResolved:
+		r.State = StateAllowed
+	case definition.StateBlocked:
+		r.State = StateBlocked
+	case definition.StateDisabled:
+		r.State = StateDisabled
+	case definition.StateRefused:
+		r.State = StateRefused
+	default:
+		r.State = StateUnresolved
+	}
+	if s.Def == nil {
+		return r
+	}
+	r.Transport = s.Def.Kind
+	m, err := definition.Materialize(s.Def, h.lookup)
+	if err != nil {
+		p := definition.ProjectDefinition(s.Def)
+		r.Projection = &p
+		var missing *definition.MissingError
+		if errors.As(err, &missing) {
+			r.Missing = slices.Clone(missing.Missing)
+		}
+		var ref *refusal.Error
+		if errors.As(err, &ref) {
+			r.Detail = ref.Detail
+		}
+		if r.State == StateAllowed {
+			r.State, r.Reason = StateUnresolved, refusal.ReasonOf(err)
+		}
+		return r
+	}
+	p := definition.Project(m)
+	r.Projection = &p
+	r.Fingerprint = definition.Fingerprint(m)
+	if r.State == StateAllowed {
+		r.subject = &activation.Subject{
+			ServerID:                 s.Name,
+			Tier:                     s.Winner.Tier,
+			Origin:                   s.Winner.Origin,
+			Fingerprint:              r.Fingerprint,
+			Security:                 definition.Endpoint(m),
+			RequiresTrustedWorkspace: s.Def.RequiresTrustedWorkspace,
+		}
+	}
+	return r
+}

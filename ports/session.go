@@ -20,6 +20,11 @@ const (
 type Target struct {
 	ServerID string
 	Kind     TransportKind
+	// Provenance of the definition, passed on to the ProcessAuthority so
+	// it decides on the same identity activation approved.
+	Tier        Tier
+	Origin      string
+	Fingerprint string
 	// HTTP: the admitted URL and static headers.
 	URL     string
 	Headers map[string]string

@@ -35,8 +35,9 @@ test-plain:
 test-keychain:
 	@echo "== go test -race adapters/keychainstore (real Secret Service)"
 	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
-		{ echo "missing dbus-run-session or gnome-keyring-daemon: apt-get install gnome-keyring dbus dbus-x11 libsecret-tools libglib2.0-bin"; exit 1; }
-	@home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
+		{ echo "missing dbus-run-session or gnome-keyring-daemon: apt-get install gnome-keyring dbus libsecret-tools libglib2.0-bin"; exit 1; }
+	@export GOCACHE="$$($(GO) env GOCACHE)" GOMODCACHE="$$($(GO) env GOMODCACHE)" GOPATH="$$($(GO) env GOPATH)" GOENV="$$($(GO) env GOENV)" && \
+		home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 		cd adapters/keychainstore && \
 		HOME=$$home dbus-run-session -- sh ../../scripts/keyring-session.sh $(GO) test -race -count=1 ./...
 

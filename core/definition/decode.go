@@ -1,11 +1,7 @@
 package definition
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -196,28 +192,31 @@ func Decode(src Source) Document {
 // decodeEntries decodes every member of the mcpServers object into one
 // Entry per distinct name, sorted by name.
 func decodeEntries(src Source, servers *decodeValue) []Entry {
-	count := make(map[string]int, len(servers.members))
-	for _, m := range servers.members {
-		count[m.key]++
-	}
-	entries := make([]Entry, 0, len(count))
-	seen := make(map[string]bool, len(count))
-	for _, m := range servers.members {
-		if seen[m.key] {
-			continue
+	// Order a copy of the members by key, so a run of equal keys is a
+	// duplicated name, decided once per distinct key. The entries are then
+	// sorted by their kept names (distinct, since the kept form is
+	// injective), which may order differently from the raw keys.
+	members := slices.Clone(servers.members)
+	slices.SortStableFunc(members, func(a, b decodeMember) int { return strings.Compare(a.key, b.key) })
+	entries := make([]Entry, 0, len(members))
+	for i := 0; i < len(members); {
+		m := members[i]
+		j := i + 1
+		for j < len(members) && members[j].key == m.key {
+			j++
 		}
-		seen[m.key] = true
 		name := decodeServerName(m.key)
 		switch {
-		case count[m.key] > 1:
+		case j-i > 1:
 			entries = append(entries, Entry{Name: name, Problem: EntryDuplicateName})
 		case name != m.key:
 			entries = append(entries, Entry{Name: name, Problem: EntryInvalidName})
 		default:
 			entries = append(entries, decodeEntry(src, m.key, m.val))
 		}
+		i = j
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return entries
 }
 
@@ -234,7 +233,7 @@ func decodeOverlay(v *decodeValue) ([]string, bool) {
 		}
 		names = append(names, decodeServerName(e.str))
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	out := names[:0]
 	for i, n := range names {
 		if i == 0 || n != names[i-1] {
@@ -290,12 +289,35 @@ func decodeFieldName(key string) string {
 	return strconv.QuoteToASCII(cut)
 }
 
-// decodeStdioFields and decodeHTTPFields are the transport-specific
-// fields; "type" and "requiresTrustedWorkspace" belong to both.
-var (
-	decodeStdioFields = map[string]bool{"command": true, "args": true, "env": true, "cwd": true}
-	decodeHTTPFields  = map[string]bool{"url": true, "headers": true, "headersHelper": true, "oauth": true}
-)
+// decodeIsStdioField and decodeIsHTTPField report whether key is a
+// transport-specific field; "type" and "requiresTrustedWorkspace" belong
+// to both.
+func decodeIsStdioField(key string) bool {
+	switch key {
+	case "command", "args", "env", "cwd":
+		return true
+	}
+	return false
+}
+
+func decodeIsHTTPField(key string) bool {
+	switch key {
+	case "url", "headers", "headersHelper", "oauth":
+		return true
+	}
+	return false
+}
+
+// decodeLookup returns the value of the member named key, or nil. The
+// members' keys are known to be distinct.
+func decodeLookup(members []decodeMember, key string) *decodeValue {
+	for _, m := range members {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return nil
+}
 
 // decodeEntryState carries what decoding one entry found besides the
 // Definition: the refusals seen.
@@ -315,12 +337,8 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 	if key, dup := decodeDuplicateKey(v.members, false); dup {
 		return bad(EntryDuplicateField, decodeFieldName(key))
 	}
-	fields := make(map[string]*decodeValue, len(v.members))
-	for _, m := range v.members {
-		fields[m.key] = m.val
-	}
 	var kind Kind
-	if t, ok := fields["type"]; ok {
+	if t := decodeLookup(v.members, "type"); t != nil {
 		if t.kind != decodeString {
 			return bad(EntryInvalidField, "type")
 		}
@@ -330,9 +348,9 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 		default:
 			return bad(EntryUnknownType, "type")
 		}
-	} else if _, ok := fields["command"]; ok {
+	} else if decodeLookup(v.members, "command") != nil {
 		kind = KindStdio
-	} else if _, ok := fields["url"]; ok {
+	} else if decodeLookup(v.members, "url") != nil {
 		kind = KindHTTP
 	} else {
 		return bad(EntryMissingType, "type")
@@ -350,11 +368,11 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 				problem, field = EntryInvalidField, m.key
 			}
 			def.RequiresTrustedWorkspace = m.val.b
-		case kind == KindStdio && decodeStdioFields[m.key]:
+		case kind == KindStdio && decodeIsStdioField(m.key):
 			problem, field = decodeStdioField(def, m)
-		case kind != KindStdio && decodeHTTPFields[m.key]:
+		case kind != KindStdio && decodeIsHTTPField(m.key):
 			problem, field = decodeHTTPField(def, m, &st)
-		case decodeStdioFields[m.key] || decodeHTTPFields[m.key]:
+		case decodeIsStdioField(m.key) || decodeIsHTTPField(m.key):
 			problem, field = EntryFieldNotForTransport, m.key
 		default:
 			problem, field = EntryUnknownField, decodeFieldName(m.key)
@@ -365,10 +383,10 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 	}
 
 	if kind == KindStdio {
-		if _, ok := fields["command"]; !ok {
+		if decodeLookup(v.members, "command") == nil {
 			return bad(EntryMissingCommand, "command")
 		}
-	} else if _, ok := fields["url"]; !ok {
+	} else if decodeLookup(v.members, "url") == nil {
 		return bad(EntryMissingURL, "url")
 	}
 
@@ -541,9 +559,24 @@ func decodeStrings(v *decodeValue, nonEmpty bool) ([]string, bool) {
 	return out, true
 }
 
+// decodeSmallObject is the member count up to which decodeDuplicateKey
+// compares members pairwise instead of building a set.
+const decodeSmallObject = 16
+
 // decodeDuplicateKey returns the first key (in document order) that occurs
-// again among members; foldCase compares keys ignoring ASCII case.
+// again among members; foldCase compares keys ignoring case as
+// strings.ToLower does.
 func decodeDuplicateKey(members []decodeMember, foldCase bool) (string, bool) {
+	if len(members) <= decodeSmallObject {
+		for j := 1; j < len(members); j++ {
+			for i := 0; i < j; i++ {
+				if decodeSameKey(members[i].key, members[j].key, foldCase) {
+					return members[j].key, true
+				}
+			}
+		}
+		return "", false
+	}
 	seen := make(map[string]bool, len(members))
 	for _, m := range members {
 		k := m.key
@@ -556,6 +589,47 @@ func decodeDuplicateKey(members []decodeMember, foldCase bool) (string, bool) {
 		seen[k] = true
 	}
 	return "", false
+}
+
+// decodeSameKey reports whether a and b are the same key: equal, or with
+// foldCase equal after strings.ToLower. ASCII keys are compared without
+// lower-casing copies; anything else goes through strings.ToLower itself,
+// whose Unicode mapping (the Kelvin sign lowers to "k") is the rule.
+func decodeSameKey(a, b string, foldCase bool) bool {
+	if a == b {
+		return true
+	}
+	if !foldCase {
+		return false
+	}
+	if decodeIsASCII(a) && decodeIsASCII(b) {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := 0; i < len(a); i++ {
+			if decodeLowerASCII(a[i]) != decodeLowerASCII(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return strings.ToLower(a) == strings.ToLower(b)
+}
+
+func decodeIsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeLowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // decodeHeaderToken reports whether s is an HTTP field name (RFC 9110
@@ -592,101 +666,17 @@ const (
 // keeps every object member in document order with its exact key, so
 // duplicate and case-mismatched keys stay visible.
 type decodeValue struct {
-	kind decodeKind
 	// str is a string's value or a number's literal text.
 	str     string
-	b       bool
 	elems   []*decodeValue
 	members []decodeMember
+	// kind and b are last so the struct packs into 72 bytes.
+	kind decodeKind
+	b    bool
 }
 
 // decodeMember is one object member.
 type decodeMember struct {
 	key string
 	val *decodeValue
-}
-
-// errDecodeSyntax reports a structure the token stream should not produce.
-var errDecodeSyntax = errors.New("definition: malformed JSON")
-
-// decodeParse parses data as exactly one JSON value in valid UTF-8.
-func decodeParse(data []byte) (*decodeValue, bool) {
-	if !utf8.Valid(data) || !json.Valid(data) {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeParseValue(dec, 0)
-	if err != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return v, true
-}
-
-// decodeParseValue reads one value from dec.
-func decodeParseValue(dec *json.Decoder, depth int) (*decodeValue, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case nil:
-		return &decodeValue{kind: decodeNull}, nil
-	case bool:
-		return &decodeValue{kind: decodeBool, b: t}, nil
-	case json.Number:
-		return &decodeValue{kind: decodeNumber, str: string(t)}, nil
-	case string:
-		return &decodeValue{kind: decodeString, str: t}, nil
-	case json.Delim:
-		if depth >= decodeMaxDepth {
-			return nil, errDecodeSyntax
-		}
-		switch t {
-		case '{':
-			v := &decodeValue{kind: decodeObject}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, errDecodeSyntax
-				}
-				val, err := decodeParseValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				v.members = append(v.members, decodeMember{key: key, val: val})
-			}
-			return v, decodeExpectDelim(dec, '}')
-		case '[':
-			v := &decodeValue{kind: decodeArray}
-			for dec.More() {
-				e, err := decodeParseValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				v.elems = append(v.elems, e)
-			}
-			return v, decodeExpectDelim(dec, ']')
-		}
-	}
-	return nil, errDecodeSyntax
-}
-
-// decodeExpectDelim reads the closing delimiter want.
-func decodeExpectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return errDecodeSyntax
-	}
-	return nil
 }

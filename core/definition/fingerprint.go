@@ -41,8 +41,11 @@ func Fingerprint(m *Materialized) string {
 	if m == nil || m.Def == nil {
 		return ""
 	}
-	sum := sha256.Sum256(fpEncode(m))
-	return hex.EncodeToString(sum[:])
+	var buf [1024]byte
+	sum := sha256.Sum256(fpAppend(buf[:0], m))
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // fpEncode returns the canonical encoding Fingerprint hashes. It is
@@ -70,132 +73,135 @@ func Fingerprint(m *Materialized) string {
 // text merged, empty text omitted, so how a literal was produced does not
 // matter) and S"…" for a secret marker (one per secret stretch, even an
 // empty one).
-func fpEncode(m *Materialized) []byte {
+func fpEncode(m *Materialized) []byte { return fpAppend(nil, m) }
+
+// fpAppend appends fpEncode's encoding of m to b. Fingerprint hands it a
+// stack buffer, so a typical definition is encoded without allocating.
+func fpAppend(b []byte, m *Materialized) []byte {
 	d := m.Def
-	var b strings.Builder
-	b.WriteString(FingerprintVersion)
-	b.WriteString("\nname ")
-	b.WriteString(strconv.Quote(d.Name))
-	b.WriteString("\nkind ")
-	b.WriteString(strconv.Quote(string(d.Kind)))
-	b.WriteString("\ncommand ")
-	fpValue(&b, m.Command)
-	b.WriteString("\nargs [")
+	b = append(b, FingerprintVersion...)
+	b = append(b, "\nname "...)
+	b = strconv.AppendQuote(b, d.Name)
+	b = append(b, "\nkind "...)
+	b = strconv.AppendQuote(b, string(d.Kind))
+	b = append(b, "\ncommand "...)
+	b = fpValue(b, m.Command)
+	b = append(b, "\nargs ["...)
 	for i, a := range m.Args {
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		fpValue(&b, a)
+		b = fpValue(b, a)
 	}
-	b.WriteString("]\nenv ")
-	fpMap(&b, m.Env, "env:", false)
-	b.WriteString("\ncwd ")
-	fpValue(&b, m.Cwd)
-	b.WriteString("\nurl ")
-	fpValue(&b, m.URL)
-	b.WriteString("\nheaders ")
-	fpMap(&b, m.Headers, "header:", true)
-	b.WriteString("\nheadersHelper ")
-	fpStrings(&b, d.HeadersHelper)
-	b.WriteString("\noauth ")
+	b = append(b, "]\nenv "...)
+	b = fpMap(b, m.Env, "env:", false)
+	b = append(b, "\ncwd "...)
+	b = fpValue(b, m.Cwd)
+	b = append(b, "\nurl "...)
+	b = fpValue(b, m.URL)
+	b = append(b, "\nheaders "...)
+	b = fpMap(b, m.Headers, "header:", true)
+	b = append(b, "\nheadersHelper "...)
+	b = fpStrings(b, d.HeadersHelper)
+	b = append(b, "\noauth "...)
 	if o := d.OAuth; o == nil {
-		b.WriteString("null")
+		b = append(b, "null"...)
 	} else {
-		b.WriteString("{clientId ")
-		b.WriteString(strconv.Quote(o.ClientID))
-		b.WriteString(" scopes ")
+		b = append(b, "{clientId "...)
+		b = strconv.AppendQuote(b, o.ClientID)
+		b = append(b, " scopes "...)
 		if o.Scopes == nil {
-			b.WriteString("[]")
+			b = append(b, "[]"...)
 		} else {
-			fpStrings(&b, o.Scopes)
+			b = fpStrings(b, o.Scopes)
 		}
-		b.WriteString(" callbackPort ")
-		b.WriteString(strconv.Itoa(o.CallbackPort))
-		b.WriteString(" metadataUrl ")
-		b.WriteString(strconv.Quote(o.MetadataURL))
-		b.WriteByte('}')
+		b = append(b, " callbackPort "...)
+		b = strconv.AppendInt(b, int64(o.CallbackPort), 10)
+		b = append(b, " metadataUrl "...)
+		b = strconv.AppendQuote(b, o.MetadataURL)
+		b = append(b, '}')
 	}
-	b.WriteString("\nrequiresTrustedWorkspace ")
-	b.WriteString(strconv.FormatBool(d.RequiresTrustedWorkspace))
-	b.WriteString("\nrefusal ")
-	b.WriteString(strconv.Quote(d.Refusal))
-	b.WriteByte('\n')
-	return []byte(b.String())
+	b = append(b, "\nrequiresTrustedWorkspace "...)
+	b = strconv.AppendBool(b, d.RequiresTrustedWorkspace)
+	b = append(b, "\nrefusal "...)
+	b = strconv.AppendQuote(b, d.Refusal)
+	b = append(b, '\n')
+	return b
 }
 
 // fpMap writes a map of values as {key value key value …}, keys sorted.
 // keyMarker is the marker a KeySecret value becomes, followed by its key
 // (lower-cased when lowerKey).
-func fpMap(b *strings.Builder, m map[string]Value, keyMarker string, lowerKey bool) {
-	b.WriteByte('{')
-	for i, k := range matSortedKeys(m) {
+func fpMap(b []byte, m map[string]Value, keyMarker string, lowerKey bool) []byte {
+	b = append(b, '{')
+	var keyBuf [matKeyBuf]string
+	for i, k := range matSortedKeysInto(keyBuf[:0], m) {
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte(' ')
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ' ')
 		v := m[k]
 		if v.KeySecret {
 			mk := k
 			if lowerKey {
 				mk = strings.ToLower(k)
 			}
-			b.WriteString("[S")
-			b.WriteString(strconv.Quote(keyMarker + mk))
-			b.WriteByte(']')
+			b = append(b, "[S"...)
+			b = strconv.AppendQuote(b, keyMarker+mk)
+			b = append(b, ']')
 			continue
 		}
-		fpValue(b, v)
+		b = fpValue(b, v)
 	}
-	b.WriteByte('}')
+	return append(b, '}')
 }
 
-// fpValue writes v's segments.
-func fpValue(b *strings.Builder, v Value) {
-	b.WriteByte('[')
+// fpValue writes v's segments: the literal text between secret stretches
+// (non-secret stretches are literal text too, so adjacent literal text is
+// one segment) and one marker per secret stretch.
+func fpValue(b []byte, v Value) []byte {
+	b = append(b, '[')
 	first := true
-	seg := func(tag byte, s string) {
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		b.WriteByte(tag)
-		b.WriteString(strconv.Quote(s))
-	}
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			seg('L', lit.String())
-			lit.Reset()
-		}
-	}
 	last := 0
 	for _, s := range v.Stretches {
 		if !s.Secret {
 			continue
 		}
-		lit.WriteString(v.Text[last:s.Start])
-		flush()
-		seg('S', "var:"+s.Var)
+		if lit := v.Text[last:s.Start]; lit != "" {
+			b = fpSegment(b, &first, 'L', lit)
+		}
+		b = fpSegment(b, &first, 'S', "var:"+s.Var)
 		last = s.End
 	}
-	lit.WriteString(v.Text[last:])
-	flush()
-	b.WriteByte(']')
+	if lit := v.Text[last:]; lit != "" {
+		b = fpSegment(b, &first, 'L', lit)
+	}
+	return append(b, ']')
+}
+
+// fpSegment writes one segment, tag then quoted text, space-separated from
+// the one before.
+func fpSegment(b []byte, first *bool, tag byte, s string) []byte {
+	if !*first {
+		b = append(b, ' ')
+	}
+	*first = false
+	b = append(b, tag)
+	return strconv.AppendQuote(b, s)
 }
 
 // fpStrings writes a string list, nil as null.
-func fpStrings(b *strings.Builder, ss []string) {
+func fpStrings(b []byte, ss []string) []byte {
 	if ss == nil {
-		b.WriteString("null")
-		return
+		return append(b, "null"...)
 	}
-	b.WriteByte('[')
+	b = append(b, '[')
 	for i, s := range ss {
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		b.WriteString(strconv.Quote(s))
+		b = strconv.AppendQuote(b, s)
 	}
-	b.WriteByte(']')
+	return append(b, ']')
 }

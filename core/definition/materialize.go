@@ -96,9 +96,22 @@ func (v Value) Format(f fmt.State, verb rune) {
 // MarshalJSON encodes v as the JSON string of Display, never Text.
 func (v Value) MarshalJSON() ([]byte, error) { return json.Marshal(v.Display()) }
 
+// hasSecretStretch reports whether a stretch of v is secret.
+func (v Value) hasSecretStretch() bool {
+	for _, s := range v.Stretches {
+		if s.Secret {
+			return true
+		}
+	}
+	return false
+}
+
 // matReplaceSecret returns v.Text with each secret stretch replaced by
 // secret.RedactedVar of its variable, and nothing else changed.
 func matReplaceSecret(v Value) string {
+	if !v.hasSecretStretch() {
+		return v.Text
+	}
 	var b strings.Builder
 	last := 0
 	for _, s := range v.Stretches {
@@ -208,27 +221,28 @@ func Materialize(d *Definition, lookup Lookup) (*Materialized, error) {
 	if lookup == nil {
 		lookup = func(string) (string, bool) { return "", false }
 	}
-	x := matExpander{lookup: lookup, firstField: map[string]string{}}
+	x := matExpander{lookup: lookup}
 	m := &Materialized{Def: d}
-	m.Command = x.expand(d.Command, "command", false)
+	m.Command = x.expand(d.Command, matField{name: "command"}, false)
 	if d.Args != nil {
 		m.Args = make([]Value, len(d.Args))
 		for i, a := range d.Args {
-			m.Args[i] = x.expand(a, "args["+strconv.Itoa(i)+"]", false)
+			m.Args[i] = x.expand(a, matField{name: "args", index: i}, false)
 		}
 	}
+	var keyBuf [matKeyBuf]string
 	if d.Env != nil {
 		m.Env = make(map[string]Value, len(d.Env))
-		for _, k := range matSortedKeys(d.Env) {
-			m.Env[k] = x.expand(d.Env[k], "env["+strconv.QuoteToASCII(k)+"]", secret.IsCredentialName(k))
+		for _, k := range matSortedKeysInto(keyBuf[:0], d.Env) {
+			m.Env[k] = x.expand(d.Env[k], matField{name: "env", key: k, keyed: true}, secret.IsCredentialName(k))
 		}
 	}
-	m.Cwd = x.expand(d.Cwd, "cwd", false)
-	m.URL = x.expand(d.URL, "url", false)
+	m.Cwd = x.expand(d.Cwd, matField{name: "cwd"}, false)
+	m.URL = x.expand(d.URL, matField{name: "url"}, false)
 	if d.Headers != nil {
 		m.Headers = make(map[string]Value, len(d.Headers))
-		for _, k := range matSortedKeys(d.Headers) {
-			m.Headers[k] = x.expand(d.Headers[k], "headers["+strconv.QuoteToASCII(k)+"]", secret.IsCredentialHeader(k))
+		for _, k := range matSortedKeysInto(keyBuf[:0], d.Headers) {
+			m.Headers[k] = x.expand(d.Headers[k], matField{name: "headers", key: k, keyed: true}, secret.IsCredentialHeader(k))
 		}
 	}
 	if x.invalidField != "" {
@@ -268,6 +282,28 @@ func Materialize(d *Definition, lookup Lookup) (*Materialized, error) {
 	return m, nil
 }
 
+// matField names the field a value came from. Its printed form (String)
+// is built only when an error needs it.
+type matField struct {
+	name  string
+	index int    // for "args"
+	key   string // for "env" and "headers"
+	keyed bool
+}
+
+// String returns the field as Materialize's errors print it: "command",
+// "args[2]", `env["HOME"]`.
+func (f matField) String() string {
+	switch {
+	case f.keyed:
+		return f.name + "[" + strconv.QuoteToASCII(f.key) + "]"
+	case f.name == "args":
+		return "args[" + strconv.Itoa(f.index) + "]"
+	default:
+		return f.name
+	}
+}
+
 // matExpander expands templates and collects problems across fields.
 type matExpander struct {
 	lookup Lookup
@@ -275,26 +311,39 @@ type matExpander struct {
 	invalidField string
 	// missing are the unset variables, unique, in order of discovery.
 	missing []string
-	// firstField maps each missing variable to the first field naming it.
+	// firstField maps each missing variable to the first field naming it;
+	// nil until a variable is missing.
 	firstField map[string]string
 }
 
-func (x *matExpander) expand(s, field string, keySecret bool) Value {
-	parts, bad := matParse(s)
-	if bad >= 0 && x.invalidField == "" {
-		x.invalidField = field
-	}
+// expand expands the templates of s, which is the value of field. It walks
+// s once, template by template, exactly as matParse splits it: expansion
+// stops at a malformed template, whose field is recorded.
+func (x *matExpander) expand(s string, field matField, keySecret bool) Value {
 	v := Value{KeySecret: keySecret}
 	if !strings.Contains(s, "${") {
 		v.Text = s
 		return v
 	}
 	var b strings.Builder
-	for _, p := range parts {
-		if !p.template {
-			b.WriteString(p.text)
-			continue
+	b.Grow(len(s) + 32)
+	i := 0
+	for {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
 		}
+		at := i + j
+		b.WriteString(s[i:at])
+		p, n := matParseTemplate(s[at:])
+		if n == 0 {
+			if x.invalidField == "" {
+				x.invalidField = field.String()
+			}
+			break
+		}
+		i = at + n
 		val, ok := x.lookup(p.name)
 		useDefault := false
 		switch {
@@ -302,7 +351,10 @@ func (x *matExpander) expand(s, field string, keySecret bool) Value {
 			val, useDefault = p.text, true
 		case !ok:
 			if _, seen := x.firstField[p.name]; !seen {
-				x.firstField[p.name] = field
+				if x.firstField == nil {
+					x.firstField = map[string]string{}
+				}
+				x.firstField[p.name] = field.String()
 				x.missing = append(x.missing, p.name)
 			}
 			continue
@@ -403,10 +455,19 @@ func matNameByte(c byte) bool { return matNameStart(c) || ('0' <= c && c <= '9')
 
 // matSortedKeys returns m's keys in byte order.
 func matSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+	return matSortedKeysInto(make([]string, 0, len(m)), m)
+}
+
+// matKeyBuf is the size of the stack buffer Materialize sorts keys in; a
+// map with more keys sorts in a heap slice.
+const matKeyBuf = 16
+
+// matSortedKeysInto appends m's keys to buf (normally empty) and returns
+// them in byte order.
+func matSortedKeysInto[V any](buf []string, m map[string]V) []string {
 	for k := range m {
-		keys = append(keys, k)
+		buf = append(buf, k)
 	}
-	slices.Sort(keys)
-	return keys
+	slices.Sort(buf)
+	return buf
 }

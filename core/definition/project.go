@@ -76,7 +76,12 @@ func Project(m *Materialized) Projection {
 	}
 	p.Cwd = m.Cwd.Display()
 	p.URL = m.URL.Display()
-	p.Endpoint = Endpoint(m)
+	// Endpoint(m), without displaying the same value twice.
+	if m.Def.Kind == KindStdio {
+		p.Endpoint = p.Command
+	} else {
+		p.Endpoint = p.URL
+	}
 	return p
 }
 

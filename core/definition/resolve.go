@@ -1,7 +1,10 @@
 package definition
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/mcpward/mcpward/ports"
 )
@@ -163,11 +166,15 @@ func Resolve(docs []Document) Resolution {
 	}
 	var (
 		res           Resolution
-		byName        = make(map[string][]candidate)
 		overlays      []overlay
 		managedBroken bool
 		seq           int
 	)
+	n := 0
+	for di := range docs {
+		n += len(docs[di].Entries)
+	}
+	cands := make([]candidate, 0, n)
 	for di := range docs {
 		d := &docs[di]
 		rank, ok := resolveRank(d.Tier)
@@ -190,30 +197,41 @@ func Resolve(docs []Document) Resolution {
 			overlays = append(overlays, overlay{rank: rank, prov: prov, names: d.Disabled, seq: di})
 		}
 		for ei := range d.Entries {
-			e := &d.Entries[ei]
-			byName[e.Name] = append(byName[e.Name], candidate{rank: rank, prov: prov, entry: e, seq: seq})
+			cands = append(cands, candidate{rank: rank, prov: prov, entry: &d.Entries[ei], seq: seq})
 			seq++
 		}
 	}
 
-	names := make([]string, 0, len(byName))
-	for n := range byName {
-		names = append(names, n)
+	// One sort puts every name's candidates together, names in byte order,
+	// and each name's candidates highest tier first, then by origin, then
+	// in input order (seq is unique, so the order is total).
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if c := strings.Compare(a.entry.Name, b.entry.Name); c != 0 {
+			return c
+		}
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
+		}
+		if c := strings.Compare(a.prov.Origin, b.prov.Origin); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	names := 0
+	for i := range cands {
+		if i == 0 || cands[i].entry.Name != cands[i-1].entry.Name {
+			names++
+		}
 	}
-	sort.Strings(names)
-	res.Servers = make([]Server, 0, len(names))
-	for _, name := range names {
-		cands := byName[name]
-		sort.Slice(cands, func(i, j int) bool {
-			a, b := cands[i], cands[j]
-			if a.rank != b.rank {
-				return a.rank < b.rank
-			}
-			if a.prov.Origin != b.prov.Origin {
-				return a.prov.Origin < b.prov.Origin
-			}
-			return a.seq < b.seq
-		})
+	res.Servers = make([]Server, 0, names)
+	for i := 0; i < len(cands); {
+		name := cands[i].entry.Name
+		j := i + 1
+		for j < len(cands) && cands[j].entry.Name == name {
+			j++
+		}
+		cands := cands[i:j] // this name's candidates, in precedence order
+		i = j
 		top := 1
 		for top < len(cands) && cands[top].rank == cands[0].rank {
 			top++

@@ -46,7 +46,13 @@ var templateRefRE = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-<redacte
 // maskRule masks capture group group (0 for the whole match) of every
 // match of re, unless that group is empty or already a marker.
 type maskRule struct {
-	re    *regexp.Regexp
+	re *regexp.Regexp
+	// need is a cheap test that every text re can match in passes: a
+	// literal the pattern cannot match without. When it fails, re is not
+	// run, which is where MaskLiterals' speed comes from (most displayed
+	// values hold no credential shape). It must never reject a text re
+	// matches; TestMaskPrefilters and FuzzMaskPrefilters check that.
+	need  func(s string) bool
 	group int
 	// nameGroup, when non-zero, is a group holding a parameter or flag
 	// name that must be credential-shaped for the match to be masked.
@@ -60,31 +66,101 @@ type maskRule struct {
 var maskRules = []maskRule{
 	// PEM private key blocks: the body, up to the END line or, when the
 	// block is cut short, to the end of the text.
-	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), group: 1},
+	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), group: 1,
+		need: contains("-----BEGIN ")},
 	// URL userinfo passwords: scheme://user:PASS@host.
 	// A user part that is itself a marker is skipped as a whole.
-	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1},
+	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1,
+		need: func(s string) bool { return strings.Contains(s, "://") && strings.IndexByte(s, '@') >= 0 }},
 	// Authorization credentials: "Bearer xyz", "Basic eHl6".
 	// The whole run of non-space characters after the scheme is masked,
 	// so a value that is not a clean token68 is not half shown.
-	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([^\s"',;]{8,})`), group: 1},
+	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([^\s"',;]{8,})`), group: 1,
+		need: needAuthScheme},
 	// Query parameters whose names are credential-shaped: ?token=VALUE.
-	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=([^&#\s]*)`), group: 2, nameGroup: 1, unescape: true},
+	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=([^&#\s]*)`), group: 2, nameGroup: 1, unescape: true,
+		need: needCredentialParam},
 	// --flag=VALUE and -flag=VALUE whose flag names are credential-shaped.
-	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1},
+	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1,
+		need: func(s string) bool { return strings.IndexByte(s, '-') >= 0 && strings.IndexByte(s, '=') >= 0 }},
 	// GitHub tokens.
-	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`)},
-	{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`)},
+	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`), need: contains("gh")},
+	{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`), need: contains("github_pat_")},
 	// OpenAI / Anthropic style keys.
-	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},
+	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), need: contains("sk-")},
 	// Slack tokens.
-	{re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), need: contains("xox")},
 	// AWS access key ids.
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
+		need: func(s string) bool { return strings.Contains(s, "AKIA") || strings.Contains(s, "ASIA") }},
 	// Google API keys.
-	{re: regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{30,}`)},
+	{re: regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{30,}`), need: contains("AIza")},
 	// JWTs: three dot-separated base64url parts, the first a JSON object.
-	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)},
+	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`), need: contains("eyJ")},
+}
+
+// contains returns a need test for a literal substring.
+func contains(lit string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, lit) }
+}
+
+// needCredentialParam is the need test of the query parameter rule: a "?"
+// or "&" followed by a name and "=" where the name, query-unescaped when
+// that succeeds, is credential-shaped. The rule's name group is the whole
+// run after the "?" or "&" of bytes other than "=&#?" and \s (RE2's \s:
+// tab, LF, FF, CR, space), since the class excludes "=", so every masked
+// match starts at such a place; most URLs' parameters (?tenant=acme) fail
+// here and the regexp is never run.
+func needCredentialParam(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '?' && s[i] != '&' {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && !isParamStop(s[j]) {
+			j++
+		}
+		if j == i+1 || j == len(s) || s[j] != '=' {
+			continue
+		}
+		name := s[i+1 : j]
+		if u, err := url.QueryUnescape(name); err == nil {
+			name = u
+		}
+		if IsCredentialName(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// isParamStop reports whether c ends a query parameter name as the query
+// rule's [^=&#\s?] class says.
+func isParamStop(c byte) bool {
+	switch c {
+	case '=', '&', '#', '?', '\t', '\n', '\f', '\r', ' ':
+		return true
+	}
+	return false
+}
+
+// needAuthScheme is the need test of the Bearer/Basic rule: a space or tab,
+// and a "b" or "B" followed by one of "aAeE". The rule is case-insensitive
+// with Unicode folding, but b, a and e fold only to their ASCII cases, so
+// the second byte of every match is one of those four.
+func needAuthScheme(s string) bool {
+	if !strings.ContainsAny(s, " \t") {
+		return false
+	}
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i]; c == 'b' || c == 'B' {
+			switch s[i+1] {
+			case 'a', 'A', 'e', 'E':
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxMaskPasses bounds the fixpoint loop of MaskLiterals. Every pass that
@@ -128,9 +204,16 @@ func MaskLiterals(s string) string {
 // and adjacent spans and replaces each merged span with one Redacted. Every
 // rule looks at the same text, so one rule's marker can never hide the
 // rest of a credential from another rule.
-func maskPass(s string) string {
+func maskPass(s string) string { return maskPassWith(s, true) }
+
+// maskPassWith is maskPass; prefilter false runs every rule's regexp
+// whatever its need test says (the reference the tests compare with).
+func maskPassWith(s string, prefilter bool) string {
 	var spans [][2]int
 	for _, r := range maskRules {
+		if prefilter && !r.need(s) {
+			continue
+		}
 		spans = r.spans(s, spans)
 	}
 	if len(spans) == 0 {

@@ -204,6 +204,9 @@ func (s *suite[S]) startChild(t *testing.T, role, location string, arg childArg)
 	a, err := json.Marshal(arg)
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run="+runPattern(s.top), "-test.count=1", "-test.timeout=5m")
+	// The child is this same test binary, not an MCP server: it needs the
+	// parent's environment (the keychain's D-Bus address, HOME, GOCOVERDIR)
+	// to reach the same backing store.
 	cmd.Env = append(os.Environ(),
 		envSuite+"="+s.name,
 		envTest+"="+s.top,

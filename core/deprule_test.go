@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +16,10 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // TestDependencyRule enforces the dependency rule of DESIGN.md mechanically,
 // over every module of the workspace: ports imports only the standard
 // library; core only the standard library and ports; an adapter never
-// imports another adapter; the go-sdk appears only under adapters/.
-// Test-only imports are not counted (go list -deps without -test).
+// imports another adapter; the go-sdk is imported only by adapters (the
+// composition root reaches it only through them); the examples are a
+// standalone peer that imports no mcpward package. Test-only imports are
+// not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -27,9 +30,17 @@ func TestDependencyRule(t *testing.T) {
 	require.Contains(t, mods, "ports")
 	require.Contains(t, mods, "core")
 	for _, mod := range mods {
-		deps := nonStdDeps(t, filepath.Join(root, mod))
-		for _, dep := range deps {
-			if msg := violation(mod, dep); msg != "" {
+		dir := filepath.Join(root, mod)
+		for _, dep := range goList(t, dir, "-deps", "{{if not .Standard}}{{.ImportPath}}{{end}}") {
+			if msg := violation(mod, dep, false); msg != "" {
+				t.Errorf("module %s depends on %s: %s", mod, dep, msg)
+			}
+		}
+		for _, dep := range goList(t, dir, "", "{{range .Imports}}{{.}}\n{{end}}") {
+			if first, _, _ := strings.Cut(dep, "/"); !strings.Contains(first, ".") {
+				continue // the standard library
+			}
+			if msg := violation(mod, dep, true); msg != "" {
 				t.Errorf("module %s imports %s: %s", mod, dep, msg)
 			}
 		}
@@ -37,7 +48,9 @@ func TestDependencyRule(t *testing.T) {
 }
 
 // violation returns why module mod may not depend on package dep, or "".
-func violation(mod, dep string) string {
+// direct says dep is imported by one of mod's own packages (not only
+// reached through another package).
+func violation(mod, dep string, direct bool) string {
 	own := strings.HasPrefix(dep, modPrefix)
 	rel := strings.TrimPrefix(dep, modPrefix)
 	switch {
@@ -53,9 +66,14 @@ func violation(mod, dep string) string {
 		if own && strings.HasPrefix(rel, "adapters/") && !(rel == mod || strings.HasPrefix(rel, mod+"/")) {
 			return "an adapter never imports another adapter"
 		}
+	case mod == "examples":
+		if own {
+			return "the examples are a standalone peer and import no mcpward package"
+		}
 	}
-	if strings.HasPrefix(dep, "github.com/modelcontextprotocol/go-sdk") && !strings.HasPrefix(mod, "adapters/") {
-		return "the go-sdk lives only in adapters"
+	sdk := strings.HasPrefix(dep, "github.com/modelcontextprotocol/go-sdk")
+	if sdk && direct && !strings.HasPrefix(mod, "adapters/") && mod != "examples" {
+		return "the go-sdk is imported only by adapters"
 	}
 	if own && strings.HasPrefix(rel, "ports/portstest") && mod != "ports" && mod != "conformance" {
 		return "portstest fakes are for tests only"
@@ -66,26 +84,32 @@ func violation(mod, dep string) string {
 func TestViolationRules(t *testing.T) {
 	cases := []struct {
 		mod, dep string
+		direct   bool
 		bad      bool
 	}{
-		{"ports", "github.com/stretchr/testify/require", true},
-		{"ports", modPrefix + "core/refusal", true},
-		{"ports", modPrefix + "ports/portstest", false},
-		{"core", modPrefix + "ports", false},
-		{"core", modPrefix + "core/secret", false},
-		{"core", modPrefix + "adapters/filestore", true},
-		{"core", "golang.org/x/sync/singleflight", true},
-		{"adapters/filestore", modPrefix + "adapters/keychainstore", true},
-		{"adapters/filestore", modPrefix + "adapters/filestore/internal/x", false},
-		{"adapters/filestore", modPrefix + "core/refusal", false},
-		{"adapters/mcpsession", "github.com/modelcontextprotocol/go-sdk/mcp", false},
-		{"composition", "github.com/modelcontextprotocol/go-sdk/mcp", true},
-		{"core", "github.com/modelcontextprotocol/go-sdk/mcp", true},
-		{"composition", modPrefix + "ports/portstest", true},
+		{"ports", "github.com/stretchr/testify/require", true, true},
+		{"ports", modPrefix + "core/refusal", true, true},
+		{"ports", modPrefix + "ports/portstest", true, false},
+		{"core", modPrefix + "ports", true, false},
+		{"core", modPrefix + "core/secret", true, false},
+		{"core", modPrefix + "adapters/filestore", true, true},
+		{"core", "golang.org/x/sync/singleflight", true, true},
+		{"adapters/filestore", modPrefix + "adapters/keychainstore", true, true},
+		{"adapters/filestore", modPrefix + "adapters/filestore/internal/x", true, false},
+		{"adapters/filestore", modPrefix + "core/refusal", true, false},
+		{"adapters/mcpsession", "github.com/modelcontextprotocol/go-sdk/mcp", true, false},
+		{"composition", "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{"core", "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{"composition", modPrefix + "ports/portstest", true, true},
+		{"composition", "github.com/modelcontextprotocol/go-sdk/mcp", false, false},
+		{"core", "github.com/modelcontextprotocol/go-sdk/mcp", false, true},
+		{"examples", "github.com/modelcontextprotocol/go-sdk/mcp", true, false},
+		{"examples", modPrefix + "ports", false, true},
+		{"adapters/mcpsession", modPrefix + "adapters/httptransport", false, true},
 	}
 	for _, c := range cases {
-		t.Run(c.mod+"->"+c.dep, func(t *testing.T) {
-			require.Equal(t, c.bad, violation(c.mod, c.dep) != "")
+		t.Run(fmt.Sprintf("%s->%s/direct=%v", c.mod, c.dep, c.direct), func(t *testing.T) {
+			require.Equal(t, c.bad, violation(c.mod, c.dep, c.direct) != "")
 		})
 	}
 }
@@ -116,22 +140,27 @@ func modules(t *testing.T, root string) []string {
 	return mods
 }
 
-// nonStdDeps lists the non-standard packages the module's non-test packages
-// depend on (its own packages included).
-func nonStdDeps(t *testing.T, dir string) []string {
+// goList runs go list over the module's non-test packages with the given
+// template (and flag, e.g. "-deps") and returns the non-empty output lines.
+func goList(t *testing.T, dir, flag, format string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./...")
+	args := []string{"list"}
+	if flag != "" {
+		args = append(args, flag)
+	}
+	args = append(args, "-f", format, "./...")
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "matched no packages") {
 		return nil
 	}
 	require.NoError(t, err, "go list in %s: %s", dir, out)
-	var deps []string
+	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if l != "" {
-			deps = append(deps, l)
+			lines = append(lines, l)
 		}
 	}
-	return deps
+	return lines
 }

@@ -58,11 +58,42 @@ type SessionIdentity struct {
 	Declared []ListKind
 }
 
-// Page is one page of a list result: raw JSON items and the next cursor
-// ("" when pagination ended).
+// Page is one page of a list result and the next cursor ("" when pagination
+// ended).
 type Page struct {
-	Items      []json.RawMessage
+	// Items are the raw JSON items of a prompts, resources or
+	// resourceTemplates page. A tools page leaves it nil.
+	Items []json.RawMessage
+	// Tools are the items of a tools page, in the server's order.
+	Tools []ToolItem
+	// Dropped names the tools of this page the client library excluded
+	// before mcpward could see them whole (for example an invalid
+	// x-mcp-header annotation), so they are reported as rejected rather
+	// than silently missing.
+	Dropped []DroppedTool
+	// NextCursor is the cursor of the next page, "" when the list ended.
 	NextCursor string
+}
+
+// ToolItem is one tool as the server listed it.
+type ToolItem struct {
+	Name        string
+	Title       string
+	Description string
+	// InputSchema is the server's inputSchema as encoding/json decodes a
+	// JSON value into an any (map[string]any, []any, string, float64,
+	// bool or nil). It is shared and read-only: nobody modifies it.
+	InputSchema any
+	// Meta is the tool's _meta object decoded the same way, or nil.
+	Meta map[string]any
+}
+
+// DroppedTool is a tool the client library excluded from a page.
+type DroppedTool struct {
+	// Name is the tool's name as listed ("" when it had none).
+	Name string
+	// Reason is a stable lower_snake_case word, e.g. "invalid_header_annotation".
+	Reason string
 }
 
 // CallRequest is one tool call.
@@ -110,6 +141,10 @@ type Session interface {
 	// Call makes one tool call; it is never replayed. Cancelling ctx
 	// abandons the call (over stdio, by closing the child).
 	Call(ctx context.Context, r CallRequest) (CallResult, error)
+	// Done is closed when the session has ended, by Close or because the
+	// connection was lost (the server went away, a stdio child exited or
+	// was killed after an abandoned call).
+	Done() <-chan struct{}
 	// Close ends the session and everything it started, within a bound.
 	Close() error
 }

@@ -35,3 +35,19 @@ type Tool interface {
 	// JSON path, returned before anything leaves the process.
 	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
+
+type traceparentKey struct{}
+
+// WithTraceparent returns a context carrying the host's trusted W3C
+// traceparent for the one tool call made with it through Tool.Call. The
+// tool passes it on as CallRequest.Traceparent; the transport decides from
+// each request whether it may carry it. Use a fresh context per call.
+func WithTraceparent(ctx context.Context, tp string) context.Context {
+	return context.WithValue(ctx, traceparentKey{}, tp)
+}
+
+// Traceparent returns the traceparent WithTraceparent put into ctx, or "".
+func Traceparent(ctx context.Context) string {
+	tp, _ := ctx.Value(traceparentKey{}).(string)
+	return tp
+}

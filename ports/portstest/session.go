@@ -147,12 +147,14 @@ type Session struct {
 	done    context.Context // ends on Close
 	cancel  context.CancelFunc
 
-	mu       sync.Mutex
-	closed   bool
-	inflight sync.WaitGroup
-	running  int
-	lists    []ListRequest
-	calls    []ports.CallRequest
+	mu     sync.Mutex
+	closed bool
+	// closeCalled is set by Close (not by Disconnect).
+	closeCalled bool
+	inflight    sync.WaitGroup
+	running     int
+	lists       []ListRequest
+	calls       []ports.CallRequest
 }
 
 func newSession(script SessionScript, t ports.Target, sig ports.Signals) *Session {
@@ -208,11 +210,25 @@ func (s *Session) List(ctx context.Context, kind ports.ListKind, cursor string) 
 	if !ok {
 		return ports.Page{}, fmt.Errorf("%w: %q for %q", ErrUnknownCursor, cursor, kind)
 	}
-	items := make([]json.RawMessage, len(p.Items))
-	for i, it := range p.Items {
-		items[i] = bytes.Clone(it)
+	return clonePage(p), nil
+}
+
+// clonePage copies p's slices (the tool schemas are shared: they are
+// read-only by the port's contract).
+func clonePage(p ports.Page) ports.Page {
+	var items []json.RawMessage
+	if p.Items != nil {
+		items = make([]json.RawMessage, len(p.Items))
+		for i, it := range p.Items {
+			items[i] = bytes.Clone(it)
+		}
 	}
-	return ports.Page{Items: items, NextCursor: p.NextCursor}, nil
+	return ports.Page{
+		Items:      items,
+		Tools:      slices.Clone(p.Tools),
+		Dropped:    slices.Clone(p.Dropped),
+		NextCursor: p.NextCursor,
+	}
 }
 
 // Call records a copy of r and runs the script's Call with a ctx that ends
@@ -250,6 +266,19 @@ func (s *Session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 	return s.script.Call(ctx, r)
 }
 
+// Done is closed when Close or Disconnect ends the session.
+func (s *Session) Done() <-chan struct{} { return s.done.Done() }
+
+// Disconnect ends the session as a lost connection would: in-flight Calls
+// see their ctx end, later Lists and Calls return ErrSessionClosed and
+// Done is closed. Close may still be called.
+func (s *Session) Disconnect() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+}
+
 // Close ends the session: it cancels every in-flight Call and waits for
 // them to return. Later calls return nil.
 func (s *Session) Close() error {
@@ -257,15 +286,20 @@ func (s *Session) Close() error {
 		return err
 	}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
 	s.closed = true
+	s.closeCalled = true
 	s.mu.Unlock()
 	s.cancel()
 	s.inflight.Wait()
 	return nil
+}
+
+// CloseCalled reports whether Close was called (and not failed by a fault),
+// as opposed to the session ending by Disconnect alone.
+func (s *Session) CloseCalled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closeCalled
 }
 
 // FireListChanged delivers a list-changed signal for kind, as the server's

@@ -304,3 +304,76 @@ func TestSessionConcurrent(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, c.Sessions(), 8)
 }
+
+func TestSessionToolPagesAreCopies(t *testing.T) {
+	schema := map[string]any{"type": "object"}
+	script := portstest.SessionScript{
+		Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}},
+		Pages: map[ports.ListKind]map[string]ports.Page{ports.ListTools: {"": {
+			Tools:   []ports.ToolItem{{Name: "a", InputSchema: schema}},
+			Dropped: []ports.DroppedTool{{Name: "b", Reason: "invalid_header_annotation"}},
+		}}},
+	}
+	s := connect(t, portstest.NewConnector(script), ports.Target{ServerID: "s"}, ports.Signals{})
+	p, err := s.List(t.Context(), ports.ListTools, "")
+	require.NoError(t, err)
+	require.Len(t, p.Tools, 1)
+	assert.Equal(t, "a", p.Tools[0].Name)
+	assert.Equal(t, []ports.DroppedTool{{Name: "b", Reason: "invalid_header_annotation"}}, p.Dropped)
+	p.Tools[0].Name = "mutated"
+	p.Dropped[0].Name = "mutated"
+	again, err := s.List(t.Context(), ports.ListTools, "")
+	require.NoError(t, err)
+	assert.Equal(t, "a", again.Tools[0].Name, "a page's Tools slice is a copy")
+	assert.Equal(t, "b", again.Dropped[0].Name, "a page's Dropped slice is a copy")
+}
+
+func TestSessionDisconnect(t *testing.T) {
+	called := make(chan struct{})
+	script := toolsScript()
+	script.Call = func(ctx context.Context, _ ports.CallRequest) (ports.CallResult, error) {
+		close(called)
+		<-ctx.Done()
+		return ports.CallResult{}, ctx.Err()
+	}
+	s := connect(t, portstest.NewConnector(script), ports.Target{ServerID: "s"}, ports.Signals{})
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed before the session ended")
+	default:
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Call(context.Background(), ports.CallRequest{Name: "x"})
+		errc <- err
+	}()
+	<-called
+	s.Disconnect()
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed by Disconnect")
+	}
+	require.ErrorIs(t, <-errc, context.Canceled, "an in-flight call sees its ctx end")
+	assert.True(t, s.Closed())
+	assert.False(t, s.CloseCalled(), "Disconnect is not Close")
+	_, err := s.List(t.Context(), ports.ListTools, "")
+	require.ErrorIs(t, err, portstest.ErrSessionClosed)
+	_, err = s.Call(t.Context(), ports.CallRequest{Name: "x"})
+	require.ErrorIs(t, err, portstest.ErrSessionClosed)
+	assert.False(t, s.FireListChanged(ports.ListTools))
+	require.NoError(t, s.Close())
+	assert.True(t, s.CloseCalled())
+}
+
+func TestSessionDoneOnClose(t *testing.T) {
+	s := connect(t, portstest.NewConnector(toolsScript()), ports.Target{ServerID: "s"}, ports.Signals{})
+	require.NoError(t, s.Close())
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done not closed by Close")
+	}
+	assert.True(t, s.CloseCalled())
+	require.NoError(t, s.Close(), "Close is idempotent")
+}

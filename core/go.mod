@@ -5,6 +5,11 @@ go 1.26
 require github.com/mcpward/mcpward/ports v0.0.0
 
 require (
+	github.com/kr/text v0.2.0 // indirect
+	go.uber.org/goleak v1.3.0
+)
+
+require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/stretchr/testify v1.11.1

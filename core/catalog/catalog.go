@@ -1,0 +1,347 @@
+package catalog
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Result-size bounds.
+const (
+	// DefaultAdmissionCap is the number of characters a tool result may
+	// put into model context unless Options or the tool's result-size
+	// metadata say otherwise.
+	DefaultAdmissionCap = 100_000
+	// MetaMaxResultSizeChars is the one _meta key of a tool that mcpward
+	// interprets: the tool's request for its own admission cap.
+	MetaMaxResultSizeChars = "anthropic/maxResultSizeChars"
+	// MinResultSizeChars and MaxResultSizeChars bound the value of
+	// MetaMaxResultSizeChars that is honoured. Below 1,000 characters a
+	// result is too short to be useful, so a smaller value is a mistake
+	// (a unit confusion, say) rather than a wish to be heard. 500,000
+	// characters, some 125,000 tokens, is the most one result may take of
+	// a model's context window and still leave room for the conversation;
+	// a server cannot ask for more, whatever it sends.
+	MinResultSizeChars = 1_000
+	// MaxResultSizeChars is the largest MetaMaxResultSizeChars value
+	// honoured (see MinResultSizeChars).
+	MaxResultSizeChars = 500_000
+)
+
+// Rejected.Reason words of Build and NewSet (a Lists.Dropped entry keeps
+// the session's own reason).
+const (
+	// ReasonInvalidName: a tool without a name.
+	ReasonInvalidName = "invalid_name"
+	// ReasonDuplicateName: a tool named like an earlier one of the same
+	// server; the first stays.
+	ReasonDuplicateName = "duplicate_name"
+	// ReasonNameCollision: tools of different names whose host-facing
+	// names are equal, within a server or across servers; all are
+	// rejected.
+	ReasonNameCollision = "name_collision"
+	// ReasonInvalidInputSchema: an inputSchema that is not a JSON object
+	// or whose "type" is not "object".
+	ReasonInvalidInputSchema = "invalid_input_schema"
+	// ReasonInvalidEntry: a prompt, resource or resource template that is
+	// not a JSON object with its string identifier.
+	ReasonInvalidEntry = "invalid_entry"
+	// ReasonDropped is the reason of a Lists.Dropped entry that gave none.
+	ReasonDropped = "dropped"
+)
+
+// Diagnostic.Reason words of Build.
+const (
+	// DiagSchemaNarrowed: the input schema was narrowed; Paths lists the
+	// replaced subschemas.
+	DiagSchemaNarrowed = "schema_narrowed"
+	// DiagResultSizeMetaIgnored: the tool's MetaMaxResultSizeChars value
+	// was malformed or out of range and the admission cap stayed the
+	// default.
+	DiagResultSizeMetaIgnored = "result_size_meta_ignored"
+)
+
+// Caller makes one tool call on the server's current session; the
+// supervisor implements it. It must be safe for concurrent use and never
+// replays a call; its errors reach the host unchanged (see Tool.Call).
+type Caller interface {
+	// Call makes the call r (r.Name is the server's tool name).
+	Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error)
+}
+
+// Rejected is one entry that did not make it into the catalog.
+type Rejected struct {
+	// Server is the server id the entry belongs to.
+	Server string `json:"server"`
+	// Kind is the list the entry came from, or KindServer for a whole
+	// server.
+	Kind ports.ListKind `json:"kind"`
+	// Name is the entry's name as the server (or definition) gave it.
+	Name string `json:"name"`
+	// Reason is a stable lower_snake_case word.
+	Reason string `json:"reason"`
+}
+
+// Diagnostic is a non-fatal finding about one admitted tool, reported once
+// per tool and reason.
+type Diagnostic struct {
+	// Tool is the server's tool name.
+	Tool string `json:"tool"`
+	// Reason is a stable lower_snake_case word ("schema_narrowed",
+	// "result_size_meta_ignored", ...).
+	Reason string `json:"reason"`
+	// Paths are the JSON pointers concerned: for "schema_narrowed", the
+	// input schema's replaced subschemas (see Narrow).
+	Paths []string `json:"paths,omitempty"`
+}
+
+// Options tunes Build. nil means the defaults.
+type Options struct {
+	// AdmissionCap is the admission cap, in characters, of every tool
+	// without valid result-size metadata; 0 (or less) means
+	// DefaultAdmissionCap. It is the host's own choice and is not bounded
+	// by MaxResultSizeChars, which bounds only what a server may ask for.
+	AdmissionCap int
+}
+
+// Catalog is one server's canonical, host-facing catalog. Build makes it;
+// it is immutable afterwards (its exported fields must not be modified)
+// and safe for concurrent use.
+type Catalog struct {
+	// Server is the server id.
+	Server string
+	// Identity is the session identity the catalog is bound to.
+	Identity ports.SessionIdentity
+	// Tools are the admitted tools, sorted by host-facing name.
+	Tools []*Tool
+	// Prompts, Resources and ResourceTemplates are the admitted raw
+	// entries, in the server's order.
+	Prompts, Resources, ResourceTemplates []json.RawMessage
+	// Rejected holds every entry that did not make it, with its reason,
+	// sorted by Server, Kind, Name and Reason.
+	Rejected []Rejected
+	// Diagnostics are findings about admitted tools, sorted by Tool and
+	// Reason.
+	Diagnostics []Diagnostic
+	// Partial maps each list kind whose discovery stopped early to its
+	// Partial* reason; nil when discovery was complete.
+	Partial map[ports.ListKind]string
+	// Stale reports that a refresh of this catalog failed and it was kept
+	// as it was (see MarkStale).
+	Stale bool
+
+	byHost map[string]*Tool
+}
+
+// Build makes server's catalog from what Discover returned. It takes
+// ownership of l's slices (the caller must not modify them afterwards)
+// and never modifies the tool schemas. Calls of its tools go through c (a
+// nil c makes every call fail with Reason "no_caller").
+//
+// A tool is rejected (Rejected.Kind "tools") when its name is empty
+// ("invalid_name"), when an earlier tool had the same name
+// ("duplicate_name"; the first one stays), when its inputSchema is not a
+// JSON object or has a "type" other than "object"
+// ("invalid_input_schema"), and when its host-facing name equals another
+// tool's ("name_collision", every tool involved). Every Lists.Dropped entry
+// is rejected with its reason. A prompt that is not a JSON object with a
+// string "name", a resource without a string "uri" or a template without a
+// string "uriTemplate" is rejected with "invalid_entry".
+//
+// Each admitted tool's schema is narrowed (see Narrow), a Diagnostic
+// "schema_narrowed" listing the paths when anything was. Its admission cap
+// is opts.AdmissionCap, replaced by the tool's _meta
+// "anthropic/maxResultSizeChars" when that is a JSON number holding an
+// integer within [MinResultSizeChars, MaxResultSizeChars]; any other value
+// is ignored with a Diagnostic "result_size_meta_ignored".
+//
+// Tools whose narrowed schemas are byte-identical share one copy and one
+// validator. Build is safe for concurrent use; for a large catalog it
+// narrows on up to GOMAXPROCS goroutines, all finished when it returns.
+func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Options) *Catalog {
+	defCap := DefaultAdmissionCap
+	if opts != nil && opts.AdmissionCap > 0 {
+		defCap = opts.AdmissionCap
+	}
+	id.Declared = slices.Clone(id.Declared)
+	cat := &Catalog{Server: server, Identity: id}
+	if len(l.Partial) > 0 {
+		cat.Partial = maps.Clone(l.Partial)
+	}
+	reject := func(kind ports.ListKind, name, reason string) {
+		cat.Rejected = append(cat.Rejected, Rejected{Server: server, Kind: kind, Name: name, Reason: reason})
+	}
+
+	srv := &toolServer{id: server, caller: c}
+	// First the cheap checks, in the server's order, so that the first of
+	// two tools with one name is the one kept.
+	idx := make([]int, 0, len(l.Tools))
+	seen := make(map[string]struct{}, len(l.Tools))
+	for i, it := range l.Tools {
+		if it.Name == "" {
+			reject(ports.ListTools, "", ReasonInvalidName)
+			continue
+		}
+		if _, dup := seen[it.Name]; dup {
+			reject(ports.ListTools, it.Name, ReasonDuplicateName)
+			continue
+		}
+		seen[it.Name] = struct{}{}
+		if _, ok := objectSchema(it.InputSchema); !ok {
+			reject(ports.ListTools, it.Name, ReasonInvalidInputSchema)
+			continue
+		}
+		idx = append(idx, i)
+	}
+	seen = nil
+	// Then names and narrowing, the costly part.
+	slots := make([]Tool, len(l.Tools))
+	prepare(server, l.Tools, idx, slots, l.prepared)
+
+	tools := make([]*Tool, 0, len(idx))
+	var metaIgnored map[*Tool]bool
+	var collided map[string]bool
+	cat.byHost = make(map[string]*Tool, len(idx))
+	for _, i := range idx {
+		t := &slots[i]
+		t.srv = srv
+		t.desc = l.Tools[i].Description
+		t.cap = defCap
+		if v, has := l.Tools[i].Meta[MetaMaxResultSizeChars]; has {
+			if c, ok := resultSizeMeta(v); ok {
+				t.cap = c
+			} else {
+				if metaIgnored == nil {
+					metaIgnored = make(map[*Tool]bool)
+				}
+				metaIgnored[t] = true
+			}
+		}
+		if other, dup := cat.byHost[t.host]; dup {
+			if collided == nil {
+				collided = make(map[string]bool)
+			}
+			collided[t.host] = true
+			reject(ports.ListTools, t.name, ReasonNameCollision)
+			if other != nil {
+				reject(ports.ListTools, other.name, ReasonNameCollision)
+				cat.byHost[t.host] = nil
+			}
+			continue
+		}
+		cat.byHost[t.host] = t
+		tools = append(tools, t)
+	}
+	for h := range collided {
+		delete(cat.byHost, h)
+	}
+	if len(collided) > 0 {
+		tools = slices.DeleteFunc(tools, func(t *Tool) bool { return collided[t.host] })
+	}
+	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.host, b.host) })
+	cat.Tools = tools
+	for _, t := range tools {
+		if len(t.narrowed) > 0 {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagSchemaNarrowed, Paths: slices.Clone(t.narrowed)})
+		}
+		if metaIgnored[t] {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagResultSizeMetaIgnored})
+		}
+	}
+	for _, d := range l.Dropped {
+		reason := d.Reason
+		if reason == "" {
+			reason = ReasonDropped
+		}
+		reject(ports.ListTools, d.Name, reason)
+	}
+	cat.Prompts = admitEntries(l.Prompts, ports.ListPrompts, "name", reject)
+	cat.Resources = admitEntries(l.Resources, ports.ListResources, "uri", reject)
+	cat.ResourceTemplates = admitEntries(l.ResourceTemplates, ports.ListResourceTemplates, "uriTemplate", reject)
+	sortRejected(cat.Rejected)
+	slices.SortFunc(cat.Diagnostics, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Reason, b.Reason))
+	})
+	return cat
+}
+
+// resultSizeMeta returns the admission cap a MetaMaxResultSizeChars value
+// asks for, and whether the value is valid: a JSON number holding an
+// integer within [MinResultSizeChars, MaxResultSizeChars].
+func resultSizeMeta(v any) (int, bool) {
+	f, ok := number(v)
+	if !ok || f != math.Trunc(f) || f < MinResultSizeChars || f > MaxResultSizeChars {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// admitEntries keeps the entries that are JSON objects with a string
+// member key and rejects the others as "invalid_entry".
+func admitEntries(items []json.RawMessage, kind ports.ListKind, key string, reject func(ports.ListKind, string, string)) []json.RawMessage {
+	var out []json.RawMessage
+	for _, it := range items {
+		var m map[string]json.RawMessage
+		trimmed := trimSpace(it)
+		if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
+			reject(kind, "", ReasonInvalidEntry)
+			continue
+		}
+		raw := m[key]
+		var name string
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+			reject(kind, "", ReasonInvalidEntry)
+			continue
+		}
+		if out == nil {
+			out = make([]json.RawMessage, 0, len(items))
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func trimSpace(b []byte) []byte {
+	return b[skipSpace(b, 0):]
+}
+
+func sortRejected(r []Rejected) {
+	slices.SortFunc(r, func(a, b Rejected) int {
+		return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Name, b.Name), cmp.Compare(a.Reason, b.Reason))
+	})
+}
+
+// Tool returns the admitted tool with host-facing name hostName.
+func (c *Catalog) Tool(hostName string) (*Tool, bool) {
+	t, ok := c.byHost[hostName]
+	return t, ok && t != nil
+}
+
+// Complete reports whether discovery drained every declared list (no
+// Partial mark).
+func (c *Catalog) Complete() bool { return len(c.Partial) == 0 }
+
+// MarkStale returns a copy of c with Stale set, for a catalog kept after a
+// failed refresh; c itself is unchanged. The copy shares c's tools.
+func (c *Catalog) MarkStale() *Catalog {
+	d := *c
+	d.Stale = true
+	return &d
+}
+
+// HostTools returns the admitted tools as ports.Tool values, sorted by
+// host-facing name, in a new slice.
+func (c *Catalog) HostTools() []ports.Tool {
+	out := make([]ports.Tool, len(c.Tools))
+	for i, t := range c.Tools {
+		out[i] = t
+	}
+	return out
+}

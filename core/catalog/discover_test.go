@@ -1,0 +1,377 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+	"github.com/mcpward/mcpward/ports/portstest"
+)
+
+var allKinds = []ports.ListKind{ports.ListTools, ports.ListPrompts, ports.ListResources, ports.ListResourceTemplates}
+
+// chain returns n pages of kind: cursors "", "c1", ... "c<n-1>", one item
+// each, the last ending pagination.
+func chain(kind ports.ListKind, n int) map[string]ports.Page {
+	pages := make(map[string]ports.Page, n)
+	for i := range n {
+		cursor := ""
+		if i > 0 {
+			cursor = "c" + strconv.Itoa(i)
+		}
+		p := ports.Page{}
+		if i < n-1 {
+			p.NextCursor = "c" + strconv.Itoa(i+1)
+		}
+		if kind == ports.ListTools {
+			p.Tools = []ports.ToolItem{{Name: fmt.Sprintf("t%d", i), InputSchema: map[string]any{}}}
+		} else {
+			p.Items = []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"name":"p%d","uri":"u%d","uriTemplate":"t%d"}`, i, i, i))}
+		}
+		pages[cursor] = p
+	}
+	return pages
+}
+
+// connect opens a portstest session for script.
+func connect(t *testing.T, script portstest.SessionScript) *portstest.Session {
+	t.Helper()
+	sess, err := portstest.NewConnector(script).Connect(context.Background(), ports.Target{ServerID: "srv"}, ports.Signals{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close() })
+	return sess.(*portstest.Session)
+}
+
+// listFunc is a portstest session whose List is replaced, for pages a
+// script cannot express (endless, blocking).
+type listFunc struct {
+	*portstest.Session
+	list func(ctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error)
+}
+
+func (s listFunc) List(ctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+	return s.list(ctx, kind, cursor)
+}
+
+func requested(s *portstest.Session) map[ports.ListKind]int {
+	out := map[ports.ListKind]int{}
+	for _, r := range s.Lists() {
+		out[r.Kind]++
+	}
+	return out
+}
+
+func TestDiscoverPagination(t *testing.T) {
+	tests := []struct {
+		name     string
+		pages    map[string]ports.Page
+		opts     *DiscoverOptions
+		tools    int
+		requests int
+		partial  string
+	}{
+		{"one page", chain(ports.ListTools, 1), nil, 1, 1, ""},
+		{"1,000 pages exactly is complete", chain(ports.ListTools, 1000), nil, 1000, 1000, ""},
+		{"1,001 pages stop at the bound", chain(ports.ListTools, 1001), nil, 1000, 1000, PartialPageLimit},
+		{"MaxPages option", chain(ports.ListTools, 10), &DiscoverOptions{MaxPages: 3}, 3, 3, PartialPageLimit},
+		{"MaxPages equal to the pages", chain(ports.ListTools, 3), &DiscoverOptions{MaxPages: 3}, 3, 3, ""},
+		{"repeated cursor", func() map[string]ports.Page {
+			p := chain(ports.ListTools, 4)
+			last := p["c3"]
+			last.NextCursor = "c1"
+			p["c3"] = last
+			return p
+		}(), nil, 4, 4, PartialRepeatedCursor},
+		{"cursor repeating itself", map[string]ports.Page{
+			"":   {Tools: []ports.ToolItem{{Name: "t0"}}, NextCursor: "c1"},
+			"c1": {Tools: []ports.ToolItem{{Name: "t1"}}, NextCursor: "c1"},
+		}, nil, 2, 2, PartialRepeatedCursor},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sess := connect(t, portstest.SessionScript{
+				Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}},
+				Pages:    map[ports.ListKind]map[string]ports.Page{ports.ListTools: tt.pages},
+			})
+			l, err := Discover(context.Background(), sess, tt.opts)
+			require.NoError(t, err)
+			assert.Len(t, l.Tools, tt.tools)
+			assert.Len(t, sess.Lists(), tt.requests)
+			if tt.partial == "" {
+				assert.Empty(t, l.Partial)
+			} else {
+				assert.Equal(t, map[ports.ListKind]string{ports.ListTools: tt.partial}, l.Partial)
+			}
+			if tt.tools > 1 {
+				assert.Equal(t, "t0", l.Tools[0].Name, "server order kept")
+			}
+		})
+	}
+}
+
+func TestDiscoverAllKinds(t *testing.T) {
+	pages := map[ports.ListKind]map[string]ports.Page{}
+	for _, k := range allKinds {
+		pages[k] = chain(k, 3)
+	}
+	pages[ports.ListTools]["c1"] = ports.Page{
+		Tools:      pages[ports.ListTools]["c1"].Tools,
+		Dropped:    []ports.DroppedTool{{Name: "x", Reason: "invalid_header_annotation"}},
+		NextCursor: "c2",
+	}
+	sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: allKinds}, Pages: pages})
+	l, err := Discover(context.Background(), sess, nil)
+	require.NoError(t, err)
+	assert.Len(t, l.Tools, 3)
+	assert.Len(t, l.Prompts, 3)
+	assert.Len(t, l.Resources, 3)
+	assert.Len(t, l.ResourceTemplates, 3)
+	assert.Equal(t, []ports.DroppedTool{{Name: "x", Reason: "invalid_header_annotation"}}, l.Dropped)
+	assert.Nil(t, l.Partial)
+
+	cat := Build("srv", sess.Identity(), l, nil, nil)
+	assert.True(t, cat.Complete())
+	assert.Len(t, cat.Tools, 3)
+	assert.Len(t, cat.Prompts, 3)
+}
+
+func TestDiscoverNeverCallsUndeclared(t *testing.T) {
+	pages := map[ports.ListKind]map[string]ports.Page{}
+	for _, k := range allKinds {
+		pages[k] = chain(k, 2)
+	}
+	for _, declared := range [][]ports.ListKind{
+		nil,
+		{ports.ListPrompts},
+		{ports.ListResources, "bogus"},
+		{ports.ListTools, ports.ListTools},
+	} {
+		t.Run(fmt.Sprint(declared), func(t *testing.T) {
+			sess := connect(t, portstest.SessionScript{
+				Identity:   ports.SessionIdentity{Declared: declared},
+				Pages:      pages,
+				Undeclared: func(ports.ListKind) error { t.Error("undeclared kind listed"); return errors.New("undeclared") },
+			})
+			l, err := Discover(context.Background(), sess, nil)
+			require.NoError(t, err)
+			assert.Nil(t, l.Partial)
+			want := map[ports.ListKind]int{}
+			for _, k := range declared {
+				if k != "bogus" {
+					want[k] = 2
+				}
+			}
+			assert.Equal(t, want, requested(sess))
+		})
+	}
+}
+
+func TestDiscoverEndlessCursor(t *testing.T) {
+	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools, ports.ListPrompts}}})
+	calls := 0
+	sess := listFunc{base, func(ctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+		if kind == ports.ListPrompts {
+			return ports.Page{Items: []json.RawMessage{json.RawMessage(`{"name":"p"}`)}}, nil
+		}
+		calls++
+		return ports.Page{Tools: []ports.ToolItem{{Name: "t" + cursor}}, NextCursor: "next-" + strconv.Itoa(calls)}, nil
+	}}
+	l, err := Discover(context.Background(), sess, nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultMaxPages, calls)
+	assert.Len(t, l.Tools, DefaultMaxPages)
+	assert.Len(t, l.Prompts, 1, "the next kind is still drained")
+	assert.Equal(t, map[ports.ListKind]string{ports.ListTools: PartialPageLimit}, l.Partial)
+
+	cat := Build("srv", base.Identity(), l, nil, nil)
+	assert.False(t, cat.Complete(), "a partial catalog is never complete")
+	assert.Equal(t, l.Partial, cat.Partial)
+}
+
+func TestDiscoverPageTimeout(t *testing.T) {
+	sessionErr := refusal.New(refusal.Transient, "request_timeout", "srv")
+	for _, tt := range []struct {
+		name    string
+		onBlock func(ctx context.Context) error
+		want    error
+	}{
+		{"session returns the ctx error", func(ctx context.Context) error { return ctx.Err() },
+			refusal.New(refusal.Transient, PartialPageTimeout, "")},
+		{"session returns its own refusal", func(context.Context) error { return sessionErr }, sessionErr},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools, ports.ListPrompts}}})
+			sess := listFunc{base, func(ctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+				switch {
+				case kind == ports.ListPrompts:
+					return ports.Page{Items: []json.RawMessage{json.RawMessage(`{"name":"p"}`)}}, nil
+				case cursor == "":
+					return ports.Page{Tools: []ports.ToolItem{{Name: "a"}}, NextCursor: "slow"}, nil
+				}
+				_, hasDeadline := ctx.Deadline()
+				require.True(t, hasDeadline, "each page has its own deadline")
+				<-ctx.Done()
+				return ports.Page{}, tt.onBlock(ctx)
+			}}
+			start := time.Now()
+			l, err := Discover(context.Background(), sess, &DiscoverOptions{PageTimeout: 20 * time.Millisecond})
+			assert.Less(t, time.Since(start), 5*time.Second)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tt.want)
+			assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
+			var re *refusal.Error
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, "srv", re.Server)
+			assert.Equal(t, map[ports.ListKind]string{ports.ListTools: PartialPageTimeout}, l.Partial)
+			assert.Len(t, l.Tools, 1, "items gathered before the timeout are kept")
+			assert.Len(t, l.Prompts, 1, "the next kind is still drained")
+		})
+	}
+}
+
+func TestDiscoverFailingPage(t *testing.T) {
+	errA := refusal.New(refusal.Transient, "connection_lost", "srv")
+	errB := refusal.New(refusal.Protocol, "malformed_reply", "srv")
+	pages := map[ports.ListKind]map[string]ports.Page{}
+	for _, k := range allKinds {
+		pages[k] = chain(k, 3)
+	}
+	t.Run("second page fails once", func(t *testing.T) {
+		sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: allKinds}, Pages: pages})
+		sess.FailOnce("List", nil)
+		sess.FailOnce("List", errA)
+		l, err := Discover(context.Background(), sess, nil)
+		assert.Same(t, errA, err)
+		assert.Equal(t, map[ports.ListKind]string{ports.ListTools: PartialListFailed}, l.Partial)
+		assert.Len(t, l.Tools, 1)
+		assert.Len(t, l.Prompts, 3)
+		assert.Len(t, l.Resources, 3)
+		assert.Len(t, l.ResourceTemplates, 3)
+	})
+	t.Run("every page fails, the first error is returned", func(t *testing.T) {
+		sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: allKinds}, Pages: pages})
+		sess.FailOnce("List", errB)
+		sess.Fail("List", errA)
+		l, err := Discover(context.Background(), sess, nil)
+		assert.Same(t, errB, err)
+		assert.Equal(t, map[ports.ListKind]string{
+			ports.ListTools: PartialListFailed, ports.ListPrompts: PartialListFailed,
+			ports.ListResources: PartialListFailed, ports.ListResourceTemplates: PartialListFailed,
+		}, l.Partial)
+		assert.Equal(t, 4, sess.Calls("List"))
+		cat := Build("srv", sess.Identity(), l, nil, nil)
+		assert.False(t, cat.Complete())
+	})
+	t.Run("closed session", func(t *testing.T) {
+		sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}, Pages: pages})
+		sess.Disconnect()
+		l, err := Discover(context.Background(), sess, nil)
+		assert.ErrorIs(t, err, portstest.ErrSessionClosed)
+		assert.Equal(t, map[ports.ListKind]string{ports.ListTools: PartialListFailed}, l.Partial)
+	})
+}
+
+func TestDiscoverContextEnded(t *testing.T) {
+	pages := map[ports.ListKind]map[string]ports.Page{}
+	for _, k := range allKinds {
+		pages[k] = chain(k, 5)
+	}
+	allFailed := map[ports.ListKind]string{
+		ports.ListTools: PartialListFailed, ports.ListPrompts: PartialListFailed,
+		ports.ListResources: PartialListFailed, ports.ListResourceTemplates: PartialListFailed,
+	}
+	t.Run("cancelled before", func(t *testing.T) {
+		sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: allKinds}, Pages: pages})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		l, err := Discover(ctx, sess, nil)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Empty(t, sess.Lists(), "no request after ctx ended")
+		assert.Equal(t, allFailed, l.Partial)
+	})
+	t.Run("cancelled during a page", func(t *testing.T) {
+		base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: allKinds}, Pages: pages})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sess := listFunc{base, func(lctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+			if cursor == "c3" {
+				cancel()
+				<-lctx.Done()
+				return ports.Page{}, refusal.New(refusal.Transient, "cancelled", "srv")
+			}
+			return base.List(lctx, kind, cursor)
+		}}
+		l, err := Discover(ctx, sess, nil)
+		assert.ErrorIs(t, err, context.Canceled, "ctx.Err() once ctx ended")
+		assert.Len(t, l.Tools, 3, "pages before are kept")
+		assert.Equal(t, allFailed, l.Partial)
+		assert.Equal(t, map[ports.ListKind]int{ports.ListTools: 3}, requested(base))
+	})
+	t.Run("deadline of the caller is not a page timeout", func(t *testing.T) {
+		base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}, Pages: pages})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		sess := listFunc{base, func(lctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+			<-lctx.Done()
+			return ports.Page{}, lctx.Err()
+		}}
+		l, err := Discover(ctx, sess, &DiscoverOptions{PageTimeout: time.Hour})
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, map[ports.ListKind]string{ports.ListTools: PartialListFailed}, l.Partial)
+	})
+}
+
+func TestDiscoverPreparesNarrowing(t *testing.T) {
+	pages := map[string]ports.Page{
+		"": {Tools: []ports.ToolItem{
+			{Name: "a", InputSchema: decode(t, `{"type":"object","properties":{"x":{"anyOf":[]}}}`)},
+			{Name: "bad", InputSchema: decode(t, `{"type":"array"}`)},
+		}, NextCursor: "c1"},
+		"c1": {Tools: []ports.ToolItem{
+			{Name: "b", InputSchema: decode(t, `{"properties":{"x":{"anyOf":[]}}}`)},
+			{Name: "c", InputSchema: decode(t, `{"properties":{"y":{"type":"integer"}}}`)},
+		}},
+	}
+	sess := connect(t, portstest.SessionScript{
+		Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}},
+		Pages:    map[ports.ListKind]map[string]ports.Page{ports.ListTools: pages},
+	})
+	l, err := Discover(context.Background(), sess, nil)
+	require.NoError(t, err)
+	require.True(t, l.prepared.matches(l.Tools))
+	assert.Nil(t, l.prepared.entries[1], "a rejected schema is not narrowed")
+	assert.Same(t, l.prepared.entries[0], l.prepared.entries[2], "identical narrowed schemas shared")
+
+	cat := Build("srv", sess.Identity(), l, nil, nil)
+	require.Len(t, cat.Tools, 3)
+	for i, name := range []string{"a", "b", "c"} {
+		tool, ok := cat.Tool(ToolName("srv", name))
+		require.True(t, ok)
+		assert.Same(t, l.prepared.entries[[]int{0, 2, 3}[i]], tool.schema, "Build used Discover's narrowing")
+	}
+	assert.Equal(t, []Diagnostic{
+		{Tool: "a", Reason: DiagSchemaNarrowed, Paths: []string{"/properties/x"}},
+		{Tool: "b", Reason: DiagSchemaNarrowed, Paths: []string{"/properties/x"}},
+	}, cat.Diagnostics)
+	assert.Equal(t, []Rejected{{"srv", ports.ListTools, "bad", ReasonInvalidInputSchema}}, cat.Rejected)
+
+	// A Lists whose Tools were replaced is narrowed again, not matched to
+	// stale entries.
+	other := l
+	other.Tools = slices.Clone(l.Tools)
+	other.Tools[0].InputSchema = decode(t, `{"properties":{"z":{"type":"string"}}}`)
+	cat2 := Build("srv", sess.Identity(), other, nil, nil)
+	tool, ok := cat2.Tool("mcp__srv__a")
+	require.True(t, ok)
+	assert.Equal(t, `{"properties":{"z":{"type":"string"}},"type":"object"}`, string(tool.Spec().InputSchema))
+}

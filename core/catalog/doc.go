@@ -1,0 +1,73 @@
+// Package catalog turns what a session discovered into one canonical,
+// host-facing catalog per server: tools (as ports.Tool values the host puts
+// into its generic tool slot), prompts, resources and resource templates,
+// a rejected bucket with a reason for every entry that did not make it, and
+// diagnostics. A Set joins the catalogs of every server.
+//
+// # Discovery
+//
+// Discover drains the lists whose capability the server declared, and no
+// other, page by page: at most DiscoverOptions.MaxPages pages per list, each
+// page under its own timeout, stopping at a cursor it has already
+// requested. A list that stopped early is marked partial with its reason
+// (PartialPageLimit, PartialRepeatedCursor, PartialPageTimeout,
+// PartialListFailed); Catalog.Complete is false then. A partial catalog is
+// never reported as complete.
+//
+// # Host-facing tool names
+//
+// A tool's host-facing name is ToolName(server, tool):
+//
+//	mcp__<server>__<tool>
+//
+// when both parts are plain ASCII letters, digits, '_' and '-', the server
+// part contains no "__" and does not end with '_' (so the first "__" after
+// the prefix splits the name back into its pair), and the name fits in 64
+// characters. Any other pair gets a sanitized name: characters outside the
+// set become '_', both parts are shortened to fit, and a suffix of '_'
+// plus 12 hex digits of SHA-256 over the exact (server, tool) pair keeps
+// distinct pairs apart:
+//
+//	mcp__<server'>__<tool'>_<hash>
+//
+// Every name matches ^[a-zA-Z0-9_-]{1,64}$, the rule of model APIs, and is
+// a pure function of the pair, so it is stable across reconnects and
+// processes. Two tools that still end up with one name are both rejected
+// ("name_collision"), within a catalog by Build and across servers by
+// NewSet; the host never sees an ambiguous name.
+//
+// # Schema narrowing
+//
+// A tool's inputSchema is written by a third party and may use JSON Schema
+// constructs mcpward does not enforce. Rather than refuse such a tool,
+// Build narrows its schema (see Narrow): a subschema the subset cannot
+// express is replaced by a node that accepts anything, never deleted,
+// required is carried through untouched, everything expressible (nested
+// objects, array items included) is enforced, and the replaced paths are
+// reported once per tool as a Diagnostic "schema_narrowed". The host and
+// the model see the narrowed schema; Tool.Call validates arguments against
+// it before anything leaves the process and names the failing path in an
+// *ArgumentError.
+//
+// Narrowing is one walk over the decoded schema that writes compact JSON
+// with sorted keys; only those bytes are kept per tool, and the validator
+// is compiled from them on the tool's first call.
+//
+// # Result size
+//
+// A tool result may put at most the tool's admission cap of characters
+// into model context (DefaultAdmissionCap, or Options.AdmissionCap); the
+// rest is cut off and ToolResult.Truncated set. The one vendor key
+// "anthropic/maxResultSizeChars" of a tool's _meta replaces the cap when it
+// is an integer within [MinResultSizeChars, MaxResultSizeChars]; any other
+// value is ignored with a Diagnostic "result_size_meta_ignored", never
+// taken as permission to widen. This character cap limits model context; a
+// transport's byte receive cap, applied before parsing, is a separate
+// limit on what is materialized locally.
+//
+// # Errors
+//
+// Every failure is a *refusal.Error (invalid arguments come as an
+// *ArgumentError wrapping one). Nothing a server sent — names, descriptions,
+// schema text — is put into an error's text.
+package catalog

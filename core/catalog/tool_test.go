@@ -1,0 +1,223 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+var okResult = ports.CallResult{Content: json.RawMessage(`[{"type":"text","text":"ok"}]`)}
+
+func TestToolCallPassesServerNameArgsAndTraceparent(t *testing.T) {
+	c := &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[{"type":"text","text":"hi"}]`), IsError: true}}
+	cat := Build("my.server", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{item(t, "read.file", `{"type":"object"}`)}}, c, nil)
+	require.Len(t, cat.Tools, 1)
+	tool := cat.Tools[0]
+	assert.Equal(t, "read.file", tool.ServerName())
+	assert.NotEqual(t, "read.file", tool.Spec().Name)
+
+	ctx := ports.WithTraceparent(context.Background(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	res, err := tool.Call(ctx, json.RawMessage(`{"a":1}`))
+	require.NoError(t, err)
+	assert.True(t, res.IsError, "IsError passed through")
+	assert.False(t, res.Truncated)
+	assert.JSONEq(t, `[{"type":"text","text":"hi"}]`, string(res.Content))
+
+	_, err = tool.Call(context.Background(), nil)
+	require.NoError(t, err)
+	_, err = tool.Call(context.Background(), json.RawMessage("  \n"))
+	require.NoError(t, err)
+
+	reqs := c.requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, ports.CallRequest{Name: "read.file", Arguments: json.RawMessage(`{"a":1}`),
+		Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, reqs[0])
+	assert.Equal(t, ports.CallRequest{Name: "read.file", Arguments: json.RawMessage(`{}`)}, reqs[1])
+	assert.Equal(t, `{}`, string(reqs[2].Arguments))
+}
+
+func TestToolCallErrors(t *testing.T) {
+	callerErr := refusal.New(refusal.Transient, "connection_lost", "srv")
+	tests := []struct {
+		name    string
+		caller  Caller
+		class   refusal.Class
+		reason  string
+		sameErr error
+	}{
+		{"caller error unchanged", &fakeCaller{err: callerErr}, 0, "", callerErr},
+		{"plain caller error unchanged", &fakeCaller{err: context.Canceled}, 0, "", context.Canceled},
+		{"no caller", nil, refusal.Internal, ReasonNoCaller, nil},
+		{"content an object", &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`{"type":"text"}`)}}, refusal.Protocol, ReasonMalformedResult, nil},
+		{"content items not objects", &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[{"type":"text","text":"a"},"b"]`)}}, refusal.Protocol, ReasonMalformedResult, nil},
+		{"content invalid JSON", &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[{"type":`)}}, refusal.Protocol, ReasonMalformedResult, nil},
+		{"content null", &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`null`)}}, refusal.Protocol, ReasonMalformedResult, nil},
+		{"content nested arrays", &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[[{}]]`)}}, refusal.Protocol, ReasonMalformedResult, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Caller
+			if tt.caller != nil {
+				c = tt.caller
+			}
+			tool := oneTool(t, `{"type":"object"}`, c, nil)
+			res, err := tool.Call(context.Background(), nil)
+			require.Error(t, err)
+			assert.Equal(t, ports.ToolResult{}, res)
+			if tt.sameErr != nil {
+				assert.Same(t, tt.sameErr, err)
+				return
+			}
+			var re *refusal.Error
+			require.True(t, errors.As(err, &re))
+			assert.Equal(t, tt.class, re.Class)
+			assert.Equal(t, tt.reason, re.Reason)
+			assert.Equal(t, "srv", re.Server)
+		})
+	}
+}
+
+func TestAdmissionCap(t *testing.T) {
+	text := func(s string) string {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return string(b)
+	}
+	img := `{"type":"image","data":"QUJD","mimeType":"image/ü"}`
+	imgChars := utf8.RuneCountInString(img)
+	tests := []struct {
+		name      string
+		cap       int
+		content   string
+		want      string
+		truncated bool
+	}{
+		{"within cap unchanged", 10, `[` + text("héllo") + `]`, `[` + text("héllo") + `]`, false},
+		{"exactly at cap in characters though longer in bytes", 5, `[` + text("ééééé") + `]`, `[` + text("ééééé") + `]`, false},
+		{"text cut at a rune boundary", 3, `[` + text("日本語テキスト") + `]`, `[` + text("日本語") + `]`, true},
+		{"escapes count as the characters they stand for", 4, `[{"type":"text","text":"\u0041\n\"b\\"}]`, `[{"type":"text","text":"A\n\"b"}]`, true},
+		{"later items dropped", 6, `[` + text("abc") + `,` + text("defg") + `,` + text("h") + `]`, `[` + text("abc") + `,` + text("def") + `]`, true},
+		{"other members of a cut text item kept", 2, `[{"type":"text","text":"abcd","annotations":{"priority":1}}]`,
+			`[{"annotations":{"priority":1},"text":"ab","type":"text"}]`, true},
+		{"non-text item counts its JSON characters", imgChars, `[` + img + `]`, `[` + img + `]`, false},
+		{"non-text item crossing the cap dropped", imgChars - 1, `[` + img + `]`, `[]`, true},
+		{"non-text item after text", 10 + imgChars - 1, `[` + text("0123456789") + `,` + img + `,` + text("x") + `]`, `[` + text("0123456789") + `]`, true},
+		{"text item after the cap is reached dropped", 3, `[` + text("abc") + `,` + text("d") + `]`, `[` + text("abc") + `]`, true},
+		{"empty content", 3, ``, `[]`, false},
+		{"empty array", 3, `[]`, `[]`, false},
+		{"whitespace", 4, " [ " + text("abcdef") + " , " + text("g") + " ] ", `[` + text("abcd") + `]`, true},
+		{"text member not a string counts the JSON", 200, `[{"type":"text","text":5}]`, `[{"type":"text","text":5}]`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, truncated, ok := admit(json.RawMessage(tt.content), tt.cap)
+			require.True(t, ok)
+			assert.JSONEq(t, tt.want, string(got))
+			assert.Equal(t, tt.truncated, truncated)
+		})
+	}
+}
+
+func TestAdmissionCapThroughCall(t *testing.T) {
+	big := strings.Repeat("x", DefaultAdmissionCap+10)
+	content, _ := json.Marshal([]map[string]string{{"type": "text", "text": big}})
+	c := &fakeCaller{res: ports.CallResult{Content: content}}
+	tests := []struct {
+		name string
+		meta map[string]any
+		opts *Options
+		want int
+	}{
+		{"default cap", nil, nil, DefaultAdmissionCap},
+		{"option cap", nil, &Options{AdmissionCap: 2000}, 2000},
+		{"meta raises the cap within range", map[string]any{MetaMaxResultSizeChars: 200_000.0}, nil, DefaultAdmissionCap + 10},
+		{"meta lowers the cap", map[string]any{MetaMaxResultSizeChars: 1500.0}, &Options{AdmissionCap: 3000}, 1500},
+		{"invalid meta keeps the option cap", map[string]any{MetaMaxResultSizeChars: 999.0}, &Options{AdmissionCap: 3000}, 3000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it := item(t, "t", `{}`)
+			it.Meta = tt.meta
+			cat := Build("srv", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{it}}, c, tt.opts)
+			require.Len(t, cat.Tools, 1)
+			res, err := cat.Tools[0].Call(context.Background(), nil)
+			require.NoError(t, err)
+			var items []struct{ Text string }
+			require.NoError(t, json.Unmarshal(res.Content, &items))
+			require.Len(t, items, 1)
+			assert.Len(t, items[0].Text, tt.want)
+			assert.Equal(t, tt.want < len(big), res.Truncated)
+		})
+	}
+}
+
+func TestToolConcurrentFirstCalls(t *testing.T) {
+	c := &fakeCaller{res: okResult}
+	tool := oneTool(t, validateSchema, c, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			args := `{"path":"/a","filter":1}`
+			if i%2 == 1 {
+				args = `{"path":"a","filter":1}`
+			}
+			_, err := tool.Call(context.Background(), json.RawMessage(args))
+			if (err == nil) != (i%2 == 0) {
+				errs <- errors.New("wrong verdict")
+			}
+			_ = tool.Spec()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Len(t, c.requests(), 32)
+}
+
+func TestToolSpecAndAccessors(t *testing.T) {
+	it := item(t, "search", `{"type":"object","properties":{"q":{"anyOf":[]},"n":{"type":"integer"}}}`)
+	it.Description = "Search things"
+	cat := Build("web", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{it}}, nil, &Options{AdmissionCap: 1234})
+	require.Len(t, cat.Tools, 1)
+	tool := cat.Tools[0]
+	spec := tool.Spec()
+	assert.Equal(t, "mcp__web__search", spec.Name)
+	assert.Equal(t, "mcp__web__search", tool.HostName())
+	assert.Equal(t, "Search things", spec.Description)
+	assert.Equal(t, `{"properties":{"n":{"type":"integer"},"q":{}},"type":"object"}`, string(spec.InputSchema))
+	assert.Equal(t, len(spec.InputSchema), cap(spec.InputSchema), "appending to the schema must not write into shared memory")
+	assert.Equal(t, []string{"/properties/q"}, tool.Narrowed())
+	tool.Narrowed()[0] = "changed"
+	assert.Equal(t, []string{"/properties/q"}, tool.Narrowed(), "Narrowed returns a copy")
+	assert.Equal(t, 1234, tool.ResultCap())
+	assert.Equal(t, "search", tool.ServerName())
+}
+
+func TestSpecSchemaCapacityClipped(t *testing.T) {
+	// A schema too large for the shared blocks gets its own copy; appending
+	// to what Spec returns must not write into memory another Spec call
+	// returns either.
+	var props strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&props, `"p%d":{"type":"string"},`, i)
+	}
+	big := `{"type":"object","properties":{` + strings.TrimSuffix(props.String(), ",") + `}}`
+	for _, s := range []string{`{"type":"object"}`, big} {
+		tool := oneTool(t, s, nil, nil)
+		in := tool.Spec().InputSchema
+		assert.Equal(t, len(in), cap(in))
+	}
+}

@@ -1,0 +1,106 @@
+// Package supervisor runs one supervised MCP connection per server: a
+// connection state machine with its own failure classification, bounded
+// exponential backoff with jitter, the server's retained catalog bound to the
+// identity of the session it came from, coalesced list_changed refreshes,
+// and a shutdown that leaves nothing running.
+//
+// A composition root makes one Server per admitted definition with New and
+// drives it with Connect, Call, Refresh and Close. A Server is the
+// catalog.Caller of its own catalog, so the host-facing tools of a catalog
+// always call through the server's current session.
+//
+// # States
+//
+//	Idle        not connected and nothing is trying to connect: the state
+//	            after New, and after a Connect whose ctx ended.
+//	Connecting  an attempt is running: Connector.Connect, then the first
+//	            discovery of the new session, then catalog.Build.
+//	Ready       a session is up and its catalog is installed.
+//	Backoff     sleeping (on Options.Clock) before the next attempt.
+//	Failed      a failure that needs a caller: a non-Transient failure, the
+//	            MaxAttempts-th failed attempt of one connect sequence, or the
+//	            MaxAttempts-th consecutive disconnect. Only Connect leaves it;
+//	            nothing retries on its own.
+//	Closed      Close was called. Final.
+//
+// # Failure classification
+//
+// Every failure is a *refusal.Error and its Class decides what happens:
+//
+//   - Only Class Transient is retried, after a backoff sleep. Every other
+//     class ends the connect sequence at once in Failed, with that error.
+//   - An error from the Connector (or a session) that is not a
+//     *refusal.Error is a defect of that port: it becomes Class Internal,
+//     Reason "unclassified_error", and is never retried. Its text is never
+//     copied (it may hold URLs or command lines).
+//   - An attempt that outlives Options.ConnectTimeout fails with Class
+//     Transient, Reason "connect_timeout" (unless the connector already
+//     returned a *refusal.Error, which is kept).
+//   - The end of a caller's ctx is not a failure of the server: Connect (and
+//     Refresh and Call) return Class Transient, Reason "cancelled"
+//     (context.Canceled) or "timeout" (context.DeadlineExceeded).
+//   - Use after Close returns Class Internal, Reason "closed".
+//
+// # Backoff
+//
+// The n-th consecutive failure (n counts the consecutive disconnects plus
+// the failed attempts of the running sequence, from 1) is followed by a
+// sleep of "equal jitter" backoff:
+//
+//	c = min(MaxDelay, BaseDelay * 2^(n-1))
+//	d = c/2 + Jitter()*c/2
+//
+// so a sleep is never shorter than half the capped delay (equal jitter, not
+// full jitter: a server that refuses at once can never be hammered in a
+// tight loop), and never longer than the cap. Sleeps use Options.Clock.
+//
+// # Connect sequences and disconnects
+//
+// Connect (from Idle or Failed) starts a sequence of at most MaxAttempts
+// attempts and resets the disconnect count. When the session of a Ready
+// server ends on its own (its Done channel closes and neither Close nor an
+// abandoned stdio call closed it), the disconnect count grows by one, unless
+// the session had been up for at least StableAfter, in which case the count
+// restarts at one. At MaxAttempts consecutive disconnects the server is
+// Failed with Class Transient, Reason "disconnected"; below it, a background
+// sequence (again at most MaxAttempts attempts) reconnects after a backoff
+// sleep. The supervisor therefore never loops: at most MaxAttempts
+// sequences of at most MaxAttempts attempts run before a caller must act.
+//
+// # Catalog
+//
+// The first discovery of a session runs under the attempt's ConnectTimeout.
+// If it fails while the session is still alive and the attempt's time is
+// not up, the session is kept (Ready) rather than thrown away, because a
+// working session with an honest partial catalog is more useful than a
+// retry loop: the retained catalog of the same identity is kept, marked
+// stale, and when there is none the partial lists are built into a catalog
+// whose Partial marks say what is missing (Complete reports false). Status.Err
+// then holds the discovery failure. If the session died during discovery,
+// or the attempt's time ran out, the attempt failed like any other.
+//
+// A retained catalog is bound to (ServerID, ProtocolVersion, ServerVersion)
+// of its session. When a new session's identity differs in any of the three,
+// the retained catalog is dropped as soon as the session is open, before
+// discovery, so it is never served beside the new session, not even as
+// stale. When the identity matches, it may be kept (stale) as said above.
+// While reconnecting, and in Failed, the retained catalog stays available,
+// marked stale; Close drops it.
+//
+// A list_changed signal schedules a refresh in the background under the
+// server's lifetime: signals are coalesced, so however many arrive, at most
+// one refresh runs and one more is pending. Refresh runs one at once.
+// Refreshes never overlap. A failed refresh keeps the previous catalog,
+// marked stale, and sets Status.Err; the next successful refresh replaces
+// the catalog and clears both. A failed refresh is not retried on its own.
+//
+// # Calls
+//
+// Call passes one call to the current session and never replays it, even
+// when it fails or the session is lost meanwhile. If the caller's ctx ended
+// before the call returned and the target is stdio, the session is closed
+// before Call returns, because the SDK cannot cancel an in-flight stdio
+// request cleanly (the adapter ends the child): the server then reconnects
+// at once, without a backoff sleep, and that close does not count as a
+// disconnect. Over HTTP the session stays up.
+package supervisor

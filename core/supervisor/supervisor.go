@@ -1,0 +1,812 @@
+package supervisor
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpward/mcpward/core/catalog"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAttempts    = 5
+	DefaultBaseDelay      = 250 * time.Millisecond
+	DefaultMaxDelay       = 10 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultStableAfter    = time.Minute
+)
+
+// Options configure a Server. A nil *Options, and every zero (or negative)
+// field, means the documented default.
+type Options struct {
+	// Clock is the time backoff sleeps and StableAfter are measured on;
+	// nil means the system clock. ConnectTimeout is a ctx deadline on the
+	// system clock whatever Clock is (ports.Clock has no timers).
+	Clock ports.Clock
+	// MaxAttempts bounds both the attempts of one connect sequence and the
+	// consecutive disconnects before Failed; 0 means DefaultMaxAttempts.
+	MaxAttempts int
+	// BaseDelay and MaxDelay shape the backoff (see the package comment);
+	// 0 means DefaultBaseDelay and DefaultMaxDelay. A BaseDelay above
+	// MaxDelay is capped to it.
+	BaseDelay, MaxDelay time.Duration
+	// Jitter returns a value in [0,1) (others are clamped to [0,1]); nil
+	// means math/rand/v2's Float64. It is called from the goroutine that
+	// sleeps and must be safe for concurrent use if shared.
+	Jitter func() float64
+	// ConnectTimeout bounds one attempt: Connector.Connect plus the first
+	// discovery; 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// StableAfter is how long a session must stay up for its disconnect
+	// to restart the disconnect count; 0 means DefaultStableAfter.
+	StableAfter time.Duration
+	// Discover bounds every discovery (nil: catalog's defaults).
+	Discover *catalog.DiscoverOptions
+	// Catalog is passed to catalog.Build (nil: catalog's defaults).
+	Catalog *catalog.Options
+	// OnChange, when non-nil, is called with a snapshot after every change
+	// of the Status (state, error, counts or catalog), in the order of the
+	// changes, never concurrently with itself and never with a lock held.
+	// It must not block, and must not call Close (Close waits for the
+	// goroutine that runs it); Status, Catalog and other non-blocking
+	// reads are fine.
+	OnChange func(Status)
+}
+
+// Server supervises the connection to one server. All methods are safe for
+// concurrent use.
+type Server struct {
+	connector ports.Connector
+	target    ports.Target
+
+	clock          ports.Clock
+	maxAttempts    int
+	baseDelay      time.Duration
+	maxDelay       time.Duration
+	jitter         func() float64
+	connectTimeout time.Duration
+	stableAfter    time.Duration
+	discover       *catalog.DiscoverOptions
+	catOpts        *catalog.Options
+	onChange       func(Status)
+
+	// life ends on Close; every background goroutine and every attempt
+	// runs under it.
+	life   context.Context
+	cancel context.CancelFunc
+	// wg counts every goroutine and every caller's operation that uses a
+	// session: background watchers and reconnects, Connect sequences,
+	// Calls and Refreshes. Close waits for it.
+	wg sync.WaitGroup
+	// sem serializes discoveries of refreshes (one at a time).
+	sem chan struct{}
+	// closeDone is closed when Close has finished.
+	closeDone chan struct{}
+
+	mu          sync.Mutex
+	closed      bool
+	state       State
+	err         *refusal.Error
+	attempts    int
+	disconnects int
+	cat         *catalog.Catalog
+	cur         *conn // the Ready session, nil otherwise
+	seq         *sequence
+	pending     []Status // notifications not yet delivered
+	delivering  bool
+}
+
+var _ catalog.Caller = (*Server)(nil)
+
+// conn is one session the supervisor opened.
+type conn struct {
+	sess ports.Session
+	id   ports.SessionIdentity
+	kick chan struct{} // one pending list_changed refresh
+	up   time.Time     // Clock time it became Ready
+
+	// recycled says the supervisor closed it itself after an abandoned
+	// stdio call: its end is not a disconnect.
+	recycled  atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// calls are the in-flight stdio calls, so the end of a session an
+	// adapter closed itself for an abandoned call is not counted either,
+	// whichever of Call and the watcher sees it first.
+	callsMu sync.Mutex
+	calls   map[*inflight]struct{}
+}
+
+// inflight is one stdio call in progress.
+type inflight struct{ ctx context.Context }
+
+// track registers an in-flight call; untrack removes it.
+func (c *conn) track(ctx context.Context) *inflight {
+	rec := &inflight{ctx: ctx}
+	c.callsMu.Lock()
+	if c.calls == nil {
+		c.calls = make(map[*inflight]struct{})
+	}
+	c.calls[rec] = struct{}{}
+	c.callsMu.Unlock()
+	return rec
+}
+
+func (c *conn) untrack(rec *inflight) {
+	c.callsMu.Lock()
+	delete(c.calls, rec)
+	c.callsMu.Unlock()
+}
+
+// abandoned reports whether c was closed for an abandoned call: by Call,
+// or (an in-flight call's ctx has ended) by the adapter itself.
+func (c *conn) abandoned() bool {
+	if c.recycled.Load() {
+		return true
+	}
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	for rec := range c.calls {
+		if rec.ctx.Err() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// close closes the session once; later calls return the first result.
+func (c *conn) close() error {
+	c.closeOnce.Do(func() { c.closeErr = c.sess.Close() })
+	return c.closeErr
+}
+
+// sequence is one running connect sequence; Connect callers join it.
+type sequence struct {
+	done chan struct{} // closed when it ended
+	// set before done is closed:
+	err       *refusal.Error // nil when it ended Ready
+	cancelled bool           // it ended because its ctx ended
+}
+
+// New returns an Idle Server for target t, connected through c. It starts
+// nothing: Connect does.
+func New(c ports.Connector, t ports.Target, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Server{
+		connector:      c,
+		target:         t,
+		clock:          o.Clock,
+		maxAttempts:    o.MaxAttempts,
+		baseDelay:      o.BaseDelay,
+		maxDelay:       o.MaxDelay,
+		jitter:         o.Jitter,
+		connectTimeout: o.ConnectTimeout,
+		stableAfter:    o.StableAfter,
+		discover:       o.Discover,
+		catOpts:        o.Catalog,
+		onChange:       o.OnChange,
+		sem:            make(chan struct{}, 1),
+		closeDone:      make(chan struct{}),
+	}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	if s.maxAttempts <= 0 {
+		s.maxAttempts = DefaultMaxAttempts
+	}
+	if s.baseDelay <= 0 {
+		s.baseDelay = DefaultBaseDelay
+	}
+	if s.maxDelay <= 0 {
+		s.maxDelay = DefaultMaxDelay
+	}
+	if s.baseDelay > s.maxDelay {
+		s.baseDelay = s.maxDelay
+	}
+	if s.jitter == nil {
+		s.jitter = rand.Float64
+	}
+	if s.connectTimeout <= 0 {
+		s.connectTimeout = DefaultConnectTimeout
+	}
+	if s.stableAfter <= 0 {
+		s.stableAfter = DefaultStableAfter
+	}
+	s.life, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// Status returns a snapshot of the server's state.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+// Catalog returns the retained catalog (possibly Stale or partial), or nil.
+// The catalog is shared and read-only.
+func (s *Server) Catalog() *catalog.Catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
+}
+
+// Connect connects the server and returns nil once it is Ready, or the
+// *refusal.Error that ended the attempt in Failed (its Class says what to
+// do; see the package comment). It blocks through backoff sleeps. Ready
+// after a first discovery that failed is still nil: Status().Err and the
+// catalog's Partial marks say what is missing.
+//
+// From Idle or Failed it starts a new sequence of at most MaxAttempts
+// attempts and resets the disconnect count. When Ready it returns nil at
+// once. When a sequence is already running (another Connect, or a
+// background reconnect) it waits for that sequence's outcome instead of
+// starting another one. If ctx ends first, Connect returns Class Transient,
+// Reason "cancelled" or "timeout"; a sequence this call started is then
+// abandoned (its session, if any, closed) and the server is Idle, while a
+// sequence it only joined goes on. After Close it returns Class Internal,
+// Reason "closed"; Close during Connect makes Connect return that too.
+func (s *Server) Connect(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return s.errClosed()
+		}
+		if s.state == Ready {
+			s.mu.Unlock()
+			return nil
+		}
+		if q := s.seq; q != nil {
+			s.mu.Unlock()
+			select {
+			case <-q.done:
+			case <-ctx.Done():
+				return s.ctxErr(ctx)
+			}
+			if q.cancelled {
+				continue // Close (seen above) or its owner gave up: look again
+			}
+			if q.err != nil {
+				return q.err
+			}
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return s.ctxErr(ctx)
+		}
+		q := &sequence{done: make(chan struct{})}
+		s.seq = q
+		s.attempts = 0
+		s.disconnects = 0
+		s.wg.Add(1)
+		s.mu.Unlock()
+
+		rctx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(s.life, cancel)
+		s.run(rctx, q, 0)
+		stop()
+		cancel()
+		switch {
+		case q.cancelled && s.isClosed():
+			return s.errClosed()
+		case q.cancelled:
+			return s.ctxErr(ctx)
+		case q.err != nil:
+			return q.err
+		}
+		return nil
+	}
+}
+
+// run performs the attempts of sequence q under ctx until one succeeds
+// (Ready), a failure needs a caller (Failed) or ctx ends (Idle, or Closed).
+// n > 0 asks for a backoff sleep for the n-th failure before the first
+// attempt. The caller has registered q as s.seq and added run to s.wg.
+func (s *Server) run(ctx context.Context, q *sequence, n int) {
+	defer s.wg.Done()
+	attempts := 0
+	for {
+		if n > 0 {
+			d := backoff(n, s.baseDelay, s.maxDelay, s.jitter())
+			if err := s.clock.Sleep(ctx, d); err != nil {
+				if ctx.Err() != nil {
+					s.endCancelled(ctx, q)
+					return
+				}
+				e := s.newErr(refusal.Internal, ReasonClockFailed)
+				s.endFailed(q, e, attempts)
+				return
+			}
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			s.endCancelled(ctx, q)
+			return
+		}
+		s.state = Connecting
+		s.publishLocked()
+		s.unlockNotify()
+
+		c, cat, derr, err := s.attempt(ctx)
+		if err == nil {
+			s.endReady(ctx, q, c, cat, derr)
+			return
+		}
+		if ctx.Err() != nil {
+			s.endCancelled(ctx, q)
+			return
+		}
+		attempts++
+		if err.Class != refusal.Transient || attempts >= s.maxAttempts {
+			s.endFailed(q, err, attempts)
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			s.endCancelled(ctx, q)
+			return
+		}
+		s.attempts = attempts
+		s.err = err
+		s.state = Backoff
+		n = s.disconnects + attempts
+		s.publishLocked()
+		s.unlockNotify()
+	}
+}
+
+// attempt opens a session and discovers its lists. It returns the session
+// and its catalog, with derr the failure of the discovery when the session
+// is kept despite it; or err, the failure of the attempt (its session
+// closed). When ctx has ended it returns some non-nil err.
+func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, derr, err *refusal.Error) {
+	actx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	defer cancel()
+
+	kick := make(chan struct{}, 1)
+	sig := ports.Signals{ListChanged: func(ports.ListKind) {
+		select {
+		case kick <- struct{}{}:
+		default: // one refresh is already pending: coalesced
+		}
+	}}
+	sess, cerr := s.connector.Connect(actx, s.target, sig)
+	if cerr != nil {
+		if sess != nil {
+			_ = sess.Close()
+		}
+		return nil, nil, nil, s.attemptErr(ctx, actx, cerr)
+	}
+	if sess == nil {
+		return nil, nil, nil, s.newErr(refusal.Internal, ReasonNoSession)
+	}
+	c = &conn{sess: sess, id: sess.Identity(), kick: kick}
+	fail := func(e *refusal.Error) (*conn, *catalog.Catalog, *refusal.Error, *refusal.Error) {
+		_ = c.close()
+		return nil, nil, nil, e
+	}
+
+	// The identity is known: a retained catalog of another identity is
+	// dropped now, before discovery, so it is never served beside this
+	// session.
+	s.mu.Lock()
+	if s.cat != nil && !sameIdentity(s.cat.Identity, c.id) {
+		s.cat = nil
+		s.publishLocked()
+	}
+	s.unlockNotify()
+
+	lists, dErr := catalog.Discover(actx, sess, s.discover)
+	if dErr != nil {
+		if ctx.Err() != nil || actx.Err() != nil {
+			return fail(s.attemptErr(ctx, actx, dErr))
+		}
+		select {
+		case <-sess.Done():
+			return fail(s.newErr(refusal.Transient, ReasonDisconnected))
+		default:
+		}
+		derr = s.classify(dErr)
+		s.mu.Lock()
+		old := s.cat // same identity here, or nil
+		s.mu.Unlock()
+		if old != nil {
+			return c, old.MarkStale(), derr, nil
+		}
+	}
+	return c, catalog.Build(s.target.ServerID, c.id, lists, s, s.catOpts), derr, nil
+}
+
+// attemptErr classifies the failure err of an attempt running under actx,
+// derived from the sequence's ctx.
+func (s *Server) attemptErr(ctx, actx context.Context, err error) *refusal.Error {
+	if ctx.Err() != nil {
+		return s.ctxErr(ctx)
+	}
+	e := s.classify(err)
+	if actx.Err() != nil && e.Reason == ReasonUnclassified {
+		e = s.newErr(refusal.Transient, ReasonConnectTimeout)
+	}
+	return e
+}
+
+// sameIdentity reports whether two sessions are the same server for the
+// purpose of a retained catalog.
+func sameIdentity(a, b ports.SessionIdentity) bool {
+	return a.ServerID == b.ServerID && a.ProtocolVersion == b.ProtocolVersion &&
+		a.ServerVersion == b.ServerVersion
+}
+
+// endReady installs c and its catalog and starts watching c.
+func (s *Server) endReady(ctx context.Context, q *sequence, c *conn, cat *catalog.Catalog, derr *refusal.Error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = c.close()
+		s.endCancelled(ctx, q)
+		return
+	}
+	c.up = s.clock.Now()
+	s.cur = c
+	s.cat = cat
+	s.err = derr
+	s.attempts = 0
+	s.state = Ready
+	s.seq = nil
+	s.wg.Add(1)
+	go s.watch(c)
+	close(q.done)
+	s.publishLocked()
+	s.unlockNotify()
+}
+
+// endFailed ends q in Failed with err.
+func (s *Server) endFailed(q *sequence, err *refusal.Error, attempts int) {
+	s.mu.Lock()
+	if s.closed {
+		q.cancelled = true
+		s.seq = nil
+		close(q.done)
+		s.mu.Unlock()
+		return
+	}
+	q.err = err
+	s.err = err
+	s.attempts = attempts
+	s.state = Failed
+	s.seq = nil
+	close(q.done)
+	s.publishLocked()
+	s.unlockNotify()
+}
+
+// endCancelled ends q because its ctx ended: Idle, unless Close did it.
+func (s *Server) endCancelled(ctx context.Context, q *sequence) {
+	s.mu.Lock()
+	q.cancelled = true
+	s.seq = nil
+	close(q.done)
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.err = s.ctxErr(ctx)
+	s.state = Idle
+	s.publishLocked()
+	s.unlockNotify()
+}
+
+// watch runs while c is the Ready session: it performs the coalesced
+// list_changed refreshes and turns the end of c into a reconnect.
+func (s *Server) watch(c *conn) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.life.Done():
+			return
+		case <-c.sess.Done():
+			s.lost(c)
+			return
+		case <-c.kick:
+			select {
+			case <-c.sess.Done():
+				continue // handled by the next round
+			default:
+			}
+			_ = s.refresh(s.life, c)
+		}
+	}
+}
+
+// lost handles the end of the Ready session c that the supervisor did not
+// close for Close: the disconnect count, then Failed or a reconnect in this
+// goroutine.
+func (s *Server) lost(c *conn) {
+	s.mu.Lock()
+	if s.closed || s.cur != c {
+		s.mu.Unlock()
+		_ = c.close()
+		return
+	}
+	s.cur = nil
+	if s.cat != nil && !s.cat.Stale {
+		s.cat = s.cat.MarkStale()
+	}
+	n := 0
+	if !c.abandoned() {
+		if s.clock.Now().Sub(c.up) >= s.stableAfter {
+			s.disconnects = 0
+		}
+		s.disconnects++
+		s.err = s.newErr(refusal.Transient, ReasonDisconnected)
+		s.attempts = 0
+		if s.disconnects >= s.maxAttempts {
+			s.state = Failed
+			s.publishLocked()
+			s.unlockNotify()
+			_ = c.close()
+			return
+		}
+		n = s.disconnects
+		s.state = Backoff
+	} else {
+		s.state = Connecting
+	}
+	q := &sequence{done: make(chan struct{})}
+	s.seq = q
+	s.wg.Add(1)
+	s.publishLocked()
+	s.unlockNotify()
+	// Release what the lost session still holds (reap a stdio child)
+	// before a new one is opened. This waits for its in-flight calls,
+	// which a lost session ends.
+	_ = c.close()
+	s.run(s.life, q, n)
+}
+
+// Refresh discovers the lists of the current session again now and
+// installs the new catalog. Refreshes never overlap: it first waits for a
+// running one. It returns nil on success (the catalog may still be partial:
+// see Catalog.Partial). On failure it keeps the previous catalog, marked
+// stale, records the failure in Status.Err and returns it. When the server
+// is not Ready it returns ReasonNotConnected (see Call); if the session is
+// lost meanwhile, Class Transient, Reason "disconnected". If ctx ends first
+// it returns Class Transient "cancelled" or "timeout" and changes nothing.
+// After Close it returns Class Internal "closed".
+func (s *Server) Refresh(ctx context.Context) error {
+	c, err := s.enter()
+	if err != nil {
+		return err
+	}
+	defer s.wg.Done()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	if e := s.refresh(rctx, c); e != nil {
+		if s.isClosed() {
+			return s.errClosed()
+		}
+		if ctx.Err() != nil {
+			return s.ctxErr(ctx)
+		}
+		return e
+	}
+	return nil
+}
+
+// refresh runs one discovery of c under ctx and applies it (see Refresh).
+func (s *Server) refresh(ctx context.Context, c *conn) *refusal.Error {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return s.ctxErr(ctx)
+	case <-c.sess.Done():
+		return s.newErr(refusal.Transient, ReasonDisconnected)
+	}
+	defer func() { <-s.sem }()
+
+	lists, dErr := catalog.Discover(ctx, c.sess, s.discover)
+	var cat *catalog.Catalog
+	if dErr == nil {
+		cat = catalog.Build(s.target.ServerID, c.id, lists, s, s.catOpts)
+	}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return s.errClosed()
+	case s.cur != c:
+		s.mu.Unlock()
+		return s.newErr(refusal.Transient, ReasonDisconnected)
+	case dErr == nil:
+		s.cat = cat
+		s.err = nil
+		s.publishLocked()
+		s.unlockNotify()
+		return nil
+	case ctx.Err() != nil:
+		s.mu.Unlock()
+		return s.ctxErr(ctx)
+	}
+	e := s.classify(dErr)
+	select {
+	case <-c.sess.Done():
+		e = s.newErr(refusal.Transient, ReasonDisconnected)
+	default:
+	}
+	s.err = e
+	if s.cat != nil {
+		s.cat = s.cat.MarkStale()
+	}
+	s.publishLocked()
+	s.unlockNotify()
+	return e
+}
+
+// enter returns the Ready session for one Call or Refresh and adds the
+// operation to s.wg, or the error that says why there is none.
+func (s *Server) enter() (*conn, *refusal.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, s.errClosed()
+	}
+	if s.state != Ready || s.cur == nil {
+		class := refusal.Transient
+		if s.state == Failed && s.err != nil {
+			class = s.err.Class
+		}
+		e := s.newErr(class, ReasonNotConnected)
+		return nil, e
+	}
+	s.wg.Add(1)
+	return s.cur, nil
+}
+
+// Call makes one tool call on the current session and never replays it.
+//
+// When the server is not Ready nothing is sent and Call returns Reason
+// "not_connected": Class Transient in Idle, Connecting and Backoff, and in
+// Failed the Class of the failure that ended there (Status().Err), so a
+// caller branching on the class does the same as for Connect. After Close:
+// Class Internal, Reason "closed".
+//
+// A failure of the session's Call is returned as a *refusal.Error (an
+// unclassified one becomes Class Transient "disconnected" when the session
+// ended meanwhile, Internal "unclassified_error" otherwise). When the call
+// failed and ctx has ended (the call was abandoned), Call returns Class
+// Transient "cancelled" or "timeout"; over stdio it first closes the
+// session (see the package comment), so no request is left running in the
+// child. A result the session returned is returned even if ctx ended
+// meanwhile.
+func (s *Server) Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error) {
+	c, err := s.enter()
+	if err != nil {
+		return ports.CallResult{}, err
+	}
+	defer s.wg.Done()
+	stdio := s.target.Kind == ports.TransportStdio
+	var rec *inflight
+	if stdio {
+		rec = c.track(ctx)
+	}
+	res, cerr := c.sess.Call(ctx, r)
+	if stdio {
+		if cerr != nil && ctx.Err() != nil {
+			c.recycled.Store(true)
+		}
+		c.untrack(rec)
+	}
+	if cerr == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		if stdio {
+			_ = c.close()
+		}
+		return ports.CallResult{}, s.ctxErr(ctx)
+	}
+	e := s.classify(cerr)
+	if e.Reason == ReasonUnclassified {
+		select {
+		case <-c.sess.Done():
+			e = s.newErr(refusal.Transient, ReasonDisconnected)
+		default:
+		}
+	}
+	return ports.CallResult{}, e
+}
+
+// Close ends everything: it cancels the running sequence and background
+// refreshes, closes the session (ending in-flight calls), drops the catalog
+// and waits until every goroutine and operation of the server has returned.
+// It returns the session's Close failure as a *refusal.Error, or nil. It is
+// idempotent: a later call waits for the first to finish and returns nil.
+// Close relies on the Connector and sessions returning once their ctx ends.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.closeDone
+		return nil
+	}
+	s.closed = true
+	c := s.cur
+	s.cur = nil
+	s.cat = nil
+	s.state = Closed
+	s.publishLocked()
+	s.unlockNotify()
+
+	s.cancel()
+	var err error
+	if c != nil {
+		if cerr := c.close(); cerr != nil {
+			err = s.classify(cerr)
+		}
+	}
+	s.wg.Wait()
+	close(s.closeDone)
+	return err
+}
+
+// isClosed reports whether Close was called.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// statusLocked returns a snapshot. s.mu is held.
+func (s *Server) statusLocked() Status {
+	return Status{
+		Server:      s.target.ServerID,
+		State:       s.state,
+		Err:         s.err,
+		Attempts:    s.attempts,
+		Disconnects: s.disconnects,
+		Catalog:     s.cat,
+	}
+}
+
+// publishLocked queues a snapshot for OnChange. s.mu is held.
+func (s *Server) publishLocked() {
+	if s.onChange != nil {
+		s.pending = append(s.pending, s.statusLocked())
+	}
+}
+
+// unlockNotify unlocks s.mu and delivers the queued snapshots, unless
+// another goroutine is delivering (it will deliver them too, in order).
+func (s *Server) unlockNotify() {
+	if s.delivering || len(s.pending) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.delivering = true
+	for len(s.pending) > 0 {
+		batch := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		for _, st := range batch {
+			s.onChange(st)
+		}
+		s.mu.Lock()
+	}
+	s.delivering = false
+	s.mu.Unlock()
+}

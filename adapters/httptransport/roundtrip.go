@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -16,17 +17,28 @@ import (
 // connection can be reused.
 const drainLimit = 64 << 10
 
+// presizeLimit bounds the first buffer capBody allocates from an announced
+// Content-Length, so a false announcement cannot make it allocate more
+// than this before any byte arrives.
+const presizeLimit = 64 << 10
+
 // roundTripper is the admitted http.RoundTripper of one server.
 type roundTripper struct {
-	server  string
-	origin  string
-	scheme  string
-	static  http.Header // validated; never modified after construction
-	auth    ports.Authenticator
-	cap     int64
-	trace   bool // origin is in the trace allow-list
-	base    *http.Transport
-	authReq ports.AuthRequest
+	server string
+	origin string
+	scheme string
+	// urlScheme and urlHost are the admitted URL's Scheme and Host as
+	// parsed: a request URL with exactly these has origin origin, since
+	// originOf depends on nothing else (a fast path; any other form is
+	// compared through originOf).
+	urlScheme string
+	urlHost   string
+	static    http.Header // validated; never modified after construction
+	auth      ports.Authenticator
+	cap       int64
+	trace     bool // origin is in the trace allow-list
+	base      *http.Transport
+	authReq   ports.AuthRequest
 }
 
 // CloseIdleConnections closes the pooled connections of this server.
@@ -39,7 +51,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 	}
-	if req.URL == nil || req.URL.User != nil || originOf(req.URL) != rt.origin {
+	if req.URL == nil || req.URL.User != nil || !rt.sameOrigin(req.URL) {
 		closeBody()
 		return nil, rt.refuse(refusal.Refused, ReasonOriginMismatch)
 	}
@@ -82,6 +94,14 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return rt.check(req, resp)
+}
+
+// sameOrigin reports whether u has the admitted origin.
+func (rt *roundTripper) sameOrigin(u *url.URL) bool {
+	if u.Scheme == rt.urlScheme && u.Host == rt.urlHost {
+		return true
+	}
+	return originOf(u) == rt.origin
 }
 
 // send sends one attempt: a clone of req with the static headers, the
@@ -173,7 +193,7 @@ func (rt *roundTripper) capBody(resp *http.Response) (*http.Response, error) {
 		discardNoDrain(resp)
 		return nil, rt.capError()
 	}
-	buf, err := io.ReadAll(io.LimitReader(resp.Body, rt.cap+1))
+	buf, err := readAtMost(resp.Body, rt.cap+1, resp.ContentLength)
 	if int64(len(buf)) > rt.cap {
 		discardNoDrain(resp)
 		return nil, rt.capError()
@@ -185,10 +205,49 @@ func (rt *roundTripper) capBody(resp *http.Response) (*http.Response, error) {
 		}
 		return nil, rt.netError(err)
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(buf))
+	resp.Body = newBufferedBody(buf)
 	resp.ContentLength = int64(len(buf))
 	return resp, nil
 }
+
+// readAtMost reads r until EOF or an error, but never more than limit
+// bytes, like io.ReadAll(io.LimitReader(r, limit)). hint, the announced
+// length or -1, sizes the first buffer (at most presizeLimit bytes).
+func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
+	n := int64(512)
+	if hint >= 0 && hint < limit {
+		n = hint + 1 // room to see EOF without growing
+	}
+	n = min(n, limit, presizeLimit)
+	buf := make([]byte, 0, max(n, 1))
+	lr := io.LimitedReader{R: r, N: limit}
+	for {
+		m, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// bufferedBody is a response body already read into memory; Close does
+// nothing.
+type bufferedBody struct{ bytes.Reader }
+
+func newBufferedBody(b []byte) *bufferedBody {
+	bb := &bufferedBody{}
+	bb.Reset(b)
+	return bb
+}
+
+// Close implements io.Closer.
+func (*bufferedBody) Close() error { return nil }
 
 func (rt *roundTripper) capError() *refusal.Error {
 	e := rt.refuse(refusal.Protocol, ReasonReceiveCap)
@@ -256,7 +315,12 @@ func isSSE(resp *http.Response) bool { return mediaType(resp) == "text/event-str
 func isJSON(resp *http.Response) bool { return mediaType(resp) == "application/json" }
 
 func mediaType(resp *http.Response) string {
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	switch ct {
+	case "text/event-stream", "application/json":
+		return ct // what mime.ParseMediaType returns for them, without its allocations
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return ""
 	}

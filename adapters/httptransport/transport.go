@@ -183,15 +183,17 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 	}
 
 	rt := &roundTripper{
-		server:  server,
-		origin:  origin,
-		static:  static,
-		auth:    auth,
-		cap:     f.cap,
-		trace:   f.traceOrigins[origin],
-		base:    f.baseTransport(scheme, u.Hostname(), server, origin),
-		scheme:  scheme,
-		authReq: ports.AuthRequest{ServerID: server, Origin: origin},
+		server:    server,
+		origin:    origin,
+		urlScheme: u.Scheme,
+		urlHost:   u.Host,
+		static:    static,
+		auth:      auth,
+		cap:       f.cap,
+		trace:     f.traceOrigins[origin],
+		base:      f.baseTransport(scheme, u.Hostname(), server, origin),
+		scheme:    scheme,
+		authReq:   ports.AuthRequest{ServerID: server, Origin: origin},
 	}
 	client := &http.Client{
 		Transport: rt,

@@ -1,0 +1,57 @@
+package mcpsession
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Conn is one admitted, constructed transport for one target, with the
+// hooks mcpsession needs from the transport adapter that built it. The
+// composition root builds it (from adapters/httptransport or
+// adapters/stdiotransport); mcpsession never imports another adapter.
+type Conn struct {
+	// Transport is connected exactly once by the session.
+	Transport mcp.Transport
+	// Origin is "scheme://host:port" of an HTTP server, "" for stdio; it is
+	// the only location an error may name.
+	Origin string
+	// Classify maps an error the SDK returned for this connection to a
+	// typed, secret-free refusal (for HTTP, httptransport.Classify). nil
+	// means mcpsession's own origin-only mapping.
+	Classify func(err error) *refusal.Error
+	// Abort ends the connection at once: called when an in-flight call is
+	// abandoned (ctx cancelled or timed out), because the SDK cannot cancel
+	// a call cleanly. For stdio it kills the child. nil means Close the
+	// session. mcpsession runs it at most once per session (also when
+	// Connect's ctx ends during the handshake, and when Close has not
+	// finished within Options.CloseTimeout); it must not block and must be
+	// safe to call before the transport has started. A transport whose
+	// abandoned requests need not end the session (Streamable HTTP, where
+	// the SDK cancels the request's own POST and sends
+	// notifications/cancelled) may set a no-op Abort to keep it.
+	Abort func()
+	// Trace returns the context under which the call carrying the host's
+	// trusted traceparent tp is made (for HTTP, httptransport.WithTraceparent).
+	// nil means the transport carries no trace context (stdio).
+	Trace func(ctx context.Context, tp string) (context.Context, error)
+	// Release frees what the transport holds after the session ended (for
+	// HTTP, closing idle connections). May be nil.
+	Release func()
+}
+
+// Dialer admits and constructs the transport for a target. It returns a
+// *refusal.Error when admission refuses (egress, process authority,
+// authentication that cannot be performed).
+type Dialer interface {
+	Dial(ctx context.Context, t ports.Target) (*Conn, error)
+}
+
+// DialerFunc adapts a function to a Dialer.
+type DialerFunc func(ctx context.Context, t ports.Target) (*Conn, error)
+
+// Dial calls f.
+func (f DialerFunc) Dial(ctx context.Context, t ports.Target) (*Conn, error) { return f(ctx, t) }

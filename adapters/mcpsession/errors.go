@@ -1,0 +1,196 @@
+package mcpsession
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"reflect"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// op names the request an error came from, with its reasons.
+type op struct {
+	// rejected is the Reason of a JSON-RPC error reply (Class Protocol).
+	rejected string
+	// abandoned is the Reason when the caller's ctx ended in flight.
+	abandoned string
+	// fallback is the Class and Reason of an error nothing else explains.
+	fallbackClass refusal.Class
+	fallback      string
+}
+
+var (
+	opConnect = op{rejected: "initialize_rejected", abandoned: "connect_abandoned", fallbackClass: refusal.Transient, fallback: "connect_failed"}
+	opList    = op{rejected: "list_rejected", abandoned: "list_abandoned", fallbackClass: refusal.Protocol, fallback: "malformed_reply"}
+	opCall    = op{rejected: "call_rejected", abandoned: "call_abandoned", fallbackClass: refusal.Protocol, fallback: "malformed_reply"}
+)
+
+// errMalformed marks a reply mcpsession could not re-encode.
+var errMalformed = errors.New("mcpsession: malformed reply")
+
+// classify maps an SDK error to a refusal. The Conn's Classify hook decides
+// first; when it has no hook, returns nil, or returns Class Internal (it
+// did not recognise the error — typically a JSON-RPC error reply, which is
+// not a transport matter), mcpsession's own mapping decides. Neither ever
+// copies err's text.
+func (s *session) classify(err error, o op) *refusal.Error {
+	if s.conn.Classify != nil {
+		if re := s.conn.Classify(err); re != nil && re.Class != refusal.Internal {
+			return s.stamp(re)
+		}
+	}
+	return s.stamp(ownClassify(err, o))
+}
+
+// ownClassify is mcpsession's origin-free mapping of SDK errors; the
+// caller stamps server and origin.
+func ownClassify(err error, o op) *refusal.Error {
+	if re := refusalOf(err); re != nil {
+		c := *re
+		return &c
+	}
+	switch {
+	case errors.Is(err, errMalformed):
+		return &refusal.Error{Class: refusal.Protocol, Reason: "malformed_reply"}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ctxRefusal(err, "", "")
+	case errors.Is(err, mcp.ErrConnectionClosed), isClosedErr(err):
+		return &refusal.Error{Class: refusal.Transient, Reason: "connection_closed"}
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		switch we.Code {
+		case -32005: // rejected by transport: network, 429/5xx, round-tripper errors
+			return &refusal.Error{Class: refusal.Transient, Reason: "transport_rejected"}
+		case -32003, -32004: // client / server closing
+			return &refusal.Error{Class: refusal.Transient, Reason: "connection_closed"}
+		case mcp.CodeUnsupportedProtocolVersion:
+			if o == opConnect {
+				return &refusal.Error{Class: refusal.Protocol, Reason: "protocol_version_refused", Detail: "server refused the protocol version"}
+			}
+		}
+		return &refusal.Error{Class: refusal.Protocol, Reason: o.rejected, Detail: codePhrase(we.Code)}
+	}
+	if o == opConnect {
+		var ee *exec.Error
+		var pe *fs.PathError
+		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) || errors.As(err, &pe) {
+			return &refusal.Error{Class: refusal.Config, Reason: "spawn_failed"}
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return &refusal.Error{Class: refusal.Transient, Reason: "network_error"}
+	}
+	return &refusal.Error{Class: o.fallbackClass, Reason: o.fallback}
+}
+
+// isClosedErr reports the errors a stream gives once its peer is gone.
+func isClosedErr(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.ErrClosedPipe) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET)
+}
+
+// codePhrase is the fixed phrase for a JSON-RPC error code; the server's
+// message is never used.
+func codePhrase(code int64) string {
+	switch code {
+	case jsonrpc.CodeParseError:
+		return "parse error"
+	case jsonrpc.CodeInvalidRequest:
+		return "invalid request"
+	case jsonrpc.CodeMethodNotFound:
+		return "method not found"
+	case jsonrpc.CodeInvalidParams:
+		return "invalid params"
+	case jsonrpc.CodeInternalError:
+		return "internal error"
+	case mcp.CodeResourceNotFound:
+		return "resource not found"
+	case mcp.CodeUnsupportedProtocolVersion:
+		return "unsupported protocol version"
+	case mcp.CodeMissingRequiredClientCapabilities:
+		return "missing required client capabilities"
+	case mcp.CodeURLElicitationRequired:
+		return "url elicitation required"
+	}
+	return "error reply"
+}
+
+// refusalOf returns the first *refusal.Error in err's chain, or nil.
+func refusalOf(err error) *refusal.Error {
+	var re *refusal.Error
+	if errors.As(err, &re) {
+		return re
+	}
+	return nil
+}
+
+// dialRefusal maps a Dialer error: its refusal (stamped with the server id
+// when it has none), or Class Internal "dial_failed".
+func dialRefusal(err error, server string) *refusal.Error {
+	if re := refusalOf(err); re != nil {
+		c := *re
+		if c.Server == "" {
+			c.Server = server
+		}
+		return &c
+	}
+	return &refusal.Error{Class: refusal.Internal, Reason: "dial_failed", Server: server}
+}
+
+func isCtxErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ctxRefusal maps a context error: Class Transient, Reason
+// "deadline_exceeded" or "canceled".
+func ctxRefusal(err error, server, origin string) *refusal.Error {
+	reason := "canceled"
+	if errors.Is(err, context.DeadlineExceeded) {
+		reason = "deadline_exceeded"
+	}
+	return &refusal.Error{Class: refusal.Transient, Reason: reason, Server: server, Origin: origin}
+}
+
+// ctxDetail is the fixed phrase for a context error.
+func ctxDetail(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "context deadline exceeded"
+	}
+	return "context canceled"
+}
+
+// unsupportedVersionType is the SDK's unexported error type for an
+// initialize reply naming a version it does not know (mcp/client.go,
+// unsupportedProtocolVersionError). It is matched by type name because it
+// is not exported; TestConnectVersion fails if a newer SDK renames it.
+const unsupportedVersionType = "unsupportedProtocolVersionError"
+
+var mcpPkgPath = reflect.TypeFor[mcp.Implementation]().PkgPath()
+
+// isUnsupportedVersion reports whether err's chain holds the SDK's
+// unsupported-protocol-version error.
+func isUnsupportedVersion(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		t := reflect.TypeOf(e)
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Name() == unsupportedVersionType && t.PkgPath() == mcpPkgPath {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,274 @@
+package mcpsession
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+func requireDone(t testing.TB, s ports.Session, within time.Duration) {
+	t.Helper()
+	select {
+	case <-s.Done():
+	case <-time.After(within):
+		t.Fatal("Done not closed")
+	}
+}
+
+func requireNotDone(t testing.TB, s ports.Session) {
+	t.Helper()
+	select {
+	case <-s.Done():
+		t.Fatal("Done closed")
+	default:
+	}
+}
+
+// TestStdioChild runs the whole session against a real child process.
+func TestStdioChild(t *testing.T) {
+	var aborts atomic.Int32
+	s := connect(t, New(fixedDialer(fixtureConn(t, &aborts)), nil), ports.Signals{})
+	id := s.Identity()
+	assert.Equal(t, "fixture", id.ServerName)
+	assert.Equal(t, "2025-11-25", id.ProtocolVersion)
+	assert.Equal(t, []ports.ListKind{ports.ListTools}, id.Declared)
+
+	p, err := s.List(context.Background(), ports.ListTools, "")
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range p.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{"echo", "hang", "stuck"}, names)
+
+	res, err := s.Call(context.Background(), ports.CallRequest{Name: "echo", Arguments: json.RawMessage(`{"message":"over stdio"}`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"text","text":"over stdio"}]`, string(res.Content))
+
+	start := time.Now()
+	require.NoError(t, s.Close())
+	assert.Less(t, time.Since(start), 2*time.Second, "a well-behaved child exits on stdin EOF")
+	requireDone(t, s, time.Second)
+	assert.Zero(t, aborts.Load(), "a clean close needs no abort")
+}
+
+// TestCallAbandoned: a call whose ctx ends in flight aborts the connection
+// exactly once, however many calls are abandoned.
+func TestCallAbandoned(t *testing.T) {
+	t.Run("stdio child is killed once", func(t *testing.T) {
+		var aborts atomic.Int32
+		s := connect(t, New(fixedDialer(fixtureConn(t, &aborts)), nil), ports.Signals{})
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = s.Call(ctx, ports.CallRequest{Name: "stuck"})
+			}()
+		}
+		time.Sleep(200 * time.Millisecond) // let the calls reach the child
+		cancel()
+		wg.Wait()
+		for _, err := range errs {
+			re := requireRefusal(t, err, refusal.Transient, "call_abandoned")
+			assert.Equal(t, "context canceled", re.Detail)
+		}
+		assert.Equal(t, int32(1), aborts.Load())
+		requireDone(t, s, 5*time.Second) // the killed child ends the session
+
+		_, err := s.Call(context.Background(), ports.CallRequest{Name: "echo"})
+		require.Error(t, err, "the session is gone")
+		assertNoCanary(t, err)
+		start := time.Now()
+		require.NoError(t, s.Close())
+		assert.Less(t, time.Since(start), 2*time.Second)
+		assert.Equal(t, int32(1), aborts.Load(), "Close does not abort again")
+	})
+
+	t.Run("deadline", func(t *testing.T) {
+		var aborts atomic.Int32
+		s := connect(t, New(fixedDialer(fixtureConn(t, &aborts)), nil), ports.Signals{})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := s.Call(ctx, ports.CallRequest{Name: "hang"})
+		re := requireRefusal(t, err, refusal.Transient, "call_abandoned")
+		assert.Equal(t, "context deadline exceeded", re.Detail)
+		assert.Equal(t, int32(1), aborts.Load())
+		requireDone(t, s, 5*time.Second)
+	})
+
+	t.Run("list is abandoned the same way", func(t *testing.T) {
+		srv := newSDKServer(nil)
+		block := make(chan struct{})
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "prompts/list" {
+					select {
+					case <-block:
+					case <-ctx.Done():
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		defer close(block)
+		var aborts atomic.Int32
+		conn := &Conn{}
+		d := DialerFunc(func(ctx context.Context, tg ports.Target) (*Conn, error) {
+			c, err := memDialer(t, srv).Dial(ctx, tg)
+			if err != nil {
+				return nil, err
+			}
+			conn = c
+			conn.Abort = func() { aborts.Add(1) }
+			return conn, nil
+		})
+		s := connect(t, New(d, nil), ports.Signals{})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := s.List(ctx, ports.ListPrompts, "")
+		requireRefusal(t, err, refusal.Transient, "list_abandoned")
+		assert.Equal(t, int32(1), aborts.Load())
+	})
+
+	for _, tc := range transports {
+		t.Run("no abort hook closes the session/"+tc.name, func(t *testing.T) {
+			s := connect(t, New(tc.dial(t, newSDKServer(nil)), nil), ports.Signals{})
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_, err := s.Call(ctx, ports.CallRequest{Name: "hang"})
+			requireRefusal(t, err, refusal.Transient, "call_abandoned")
+			requireDone(t, s, 10*time.Second)
+			_, err = s.Call(context.Background(), ports.CallRequest{Name: "echo"})
+			requireRefusal(t, err, refusal.Transient, "session_closed")
+			_, err = s.List(context.Background(), ports.ListTools, "")
+			requireRefusal(t, err, refusal.Transient, "session_closed")
+			require.NoError(t, s.Close())
+		})
+	}
+}
+
+// TestCloseEndsInFlight: Close retires in-flight calls at once rather than
+// waiting for them (the SDK's Close alone would block).
+func TestCloseEndsInFlight(t *testing.T) {
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			var released atomic.Int32
+			inner := tc.dial(t, newSDKServer(nil))
+			d := DialerFunc(func(ctx context.Context, tg ports.Target) (*Conn, error) {
+				c, err := inner.Dial(ctx, tg)
+				if err == nil {
+					rel := c.Release
+					c.Release = func() {
+						released.Add(1)
+						if rel != nil {
+							rel()
+						}
+					}
+				}
+				return c, err
+			})
+			s := connect(t, New(d, nil), ports.Signals{})
+			errc := make(chan error, 3)
+			for range 3 {
+				go func() {
+					_, err := s.Call(context.Background(), ports.CallRequest{Name: "hang"})
+					errc <- err
+				}()
+			}
+			time.Sleep(100 * time.Millisecond)
+			requireNotDone(t, s)
+			start := time.Now()
+			require.NoError(t, s.Close())
+			assert.Less(t, time.Since(start), 2*time.Second)
+			for range 3 {
+				select {
+				case err := <-errc:
+					requireRefusal(t, err, refusal.Transient, "session_closed")
+				case <-time.After(5 * time.Second):
+					t.Fatal("an in-flight call outlived Close")
+				}
+			}
+			requireDone(t, s, time.Second)
+			assert.Equal(t, int32(1), released.Load())
+			require.NoError(t, s.Close(), "Close is idempotent")
+			assert.Equal(t, int32(1), released.Load())
+		})
+	}
+}
+
+// TestCloseAbortsStubbornChild: a child that ignores stdin EOF and SIGTERM
+// would hold the SDK's Close for 10 s and more; past CloseTimeout the
+// Abort hook kills it.
+func TestCloseAbortsStubbornChild(t *testing.T) {
+	var aborts atomic.Int32
+	s := connect(t, New(fixedDialer(fixtureConn(t, &aborts, "-stubborn")), &Options{CloseTimeout: 300 * time.Millisecond}), ports.Signals{})
+	start := time.Now()
+	require.NoError(t, s.Close())
+	elapsed := time.Since(start)
+	assert.GreaterOrEqual(t, elapsed, 300*time.Millisecond)
+	assert.Less(t, elapsed, 3*time.Second)
+	assert.Equal(t, int32(1), aborts.Load())
+	requireDone(t, s, time.Second)
+}
+
+// TestCloseTimeout: when even Abort does not end the close, Close gives up
+// with a refusal after twice the timeout.
+func TestCloseTimeout(t *testing.T) {
+	var aborts atomic.Int32
+	conn := fixtureConn(t, &aborts, "-stubborn")
+	kill := conn.Abort
+	conn.Abort = func() { aborts.Add(1) } // an Abort that does nothing
+	s, err := New(fixedDialer(conn), &Options{CloseTimeout: 100 * time.Millisecond}).Connect(context.Background(), target("srv"), ports.Signals{})
+	require.NoError(t, err)
+	err = s.Close()
+	requireRefusal(t, err, refusal.Transient, "close_timeout")
+	assert.Equal(t, int32(1), aborts.Load())
+	assert.Equal(t, err, s.Close(), "later calls return the same result")
+	kill() // now end the child so nothing is left behind
+	requireDone(t, s, 5*time.Second)
+	// The SDK's close finishes once the child is gone.
+	time.Sleep(100 * time.Millisecond)
+}
+
+// TestDoneWhenPeerGoes: Done closes when the server side ends.
+func TestDoneWhenPeerGoes(t *testing.T) {
+	t.Run("stdio child killed", func(t *testing.T) {
+		var aborts atomic.Int32
+		conn := fixtureConn(t, &aborts)
+		s := connect(t, New(fixedDialer(conn), nil), ports.Signals{})
+		requireNotDone(t, s)
+		conn.Transport.(*killableCommand).kill()
+		requireDone(t, s, 5*time.Second)
+		_, err := s.Call(context.Background(), ports.CallRequest{Name: "echo"})
+		requireRefusal(t, err, refusal.Transient, "connection_closed")
+	})
+	t.Run("memory server session closed", func(t *testing.T) {
+		var ss *mcp.ServerSession
+		srv := newSDKServer(nil)
+		d := DialerFunc(func(ctx context.Context, _ ports.Target) (*Conn, error) {
+			ct, st := mcp.NewInMemoryTransports()
+			var err error
+			ss, err = srv.Connect(ctx, st, nil)
+			return &Conn{Transport: ct}, err
+		})
+		s := connect(t, New(d, nil), ports.Signals{})
+		requireNotDone(t, s)
+		require.NoError(t, ss.Close())
+		requireDone(t, s, 5*time.Second)
+		_, err := s.List(context.Background(), ports.ListTools, "")
+		requireRefusal(t, err, refusal.Transient, "connection_closed")
+	})
+}

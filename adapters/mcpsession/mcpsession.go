@@ -1,0 +1,274 @@
+// Package mcpsession is mcpward's MCP client session: the official go-sdk
+// client (github.com/modelcontextprotocol/go-sdk v1.8.0) behind the
+// ports.Connector / ports.Session seam.
+//
+// What it does for every session, whatever transport the Dialer built:
+//
+//   - Version pin and check. The initialize request always asks for
+//     PinnedProtocolVersion ("2025-11-25"), which also keeps the SDK from
+//     probing with server/discover. The SDK accepts any version it knows in
+//     the reply (2026-07-28 included), so the negotiated version is checked
+//     here against Options.AcceptVersions; anything else closes the session
+//     and is refused with Class Protocol, Reason "protocol_version_refused".
+//     A version the SDK itself does not know is refused the same way.
+//   - Nothing advertised. The client declares no capability (no roots,
+//     sampling or elicitation), installs no server-to-client request
+//     handler, and refuses every server-to-client request but ping (the SDK
+//     alone would answer roots/list with an empty list); multi-round-trip
+//     re-sends are disabled (a tool call is sent exactly once and never
+//     replayed); there is no keep-alive.
+//   - Capability-gated lists. A list kind whose capability the server did not
+//     declare is refused (Class Unsupported, Reason "list_undeclared") without
+//     contacting the server. Tools the SDK would drop silently (an invalid
+//     x-mcp-header annotation, a null entry) come back in Page.Dropped.
+//   - Signals only. Tool, prompt and resource list_changed notifications call
+//     Signals.ListChanged and do nothing else; every other notification
+//     (logging, progress, resource updated, ...) is ignored.
+//   - Abandonment. A request whose ctx ends while it is in flight is
+//     abandoned: the SDK cannot cancel it cleanly, so the connection is
+//     aborted (Conn.Abort, for stdio a kill of the direct child) or, without
+//     an Abort hook, the session is closed.
+//   - Secret-free errors. Every failure is a *refusal.Error naming at most
+//     the server id and the Conn's origin; SDK error text (which embeds URLs,
+//     server messages and process output) is never copied.
+//
+// # Session errors
+//
+// Besides the Conn's Classify mapping, a Session's List and Call return
+// these refusals (server id and origin stamped):
+//
+//	Class        Reason               when
+//	Unsupported  list_undeclared      List of a kind the server did not declare (nothing sent)
+//	Config       list_kind_unknown    List of a kind that is not a list kind
+//	Config       arguments_invalid    Call arguments that are not one JSON object (nothing sent)
+//	Config       traceparent_refused  the Trace hook failed without a refusal (nothing sent)
+//	Transient    canceled             ctx was cancelled before the request was sent
+//	Transient    deadline_exceeded    ctx's deadline had passed before the request was sent
+//	Transient    call_abandoned       ctx ended while the call was in flight (connection aborted)
+//	Transient    list_abandoned       ctx ended while the page request was in flight (likewise)
+//	Transient    session_closed       Close had started, or ended the request in flight
+//	Transient    connection_closed    the peer went away (EOF, closed pipe, SDK connection closed)
+//	Transient    transport_rejected   the transport refused the request (network, 429, 5xx)
+//	Transient    network_error        a network failure the Classify hook did not map
+//	Protocol     call_rejected        a JSON-RPC error reply to tools/call (Detail names the code)
+//	Protocol     list_rejected        a JSON-RPC error reply to a list request
+//	Protocol     call_input_required  a multi-round-trip "input required" result
+//	Protocol     malformed_reply      a reply that does not decode
+//
+// Close returns nil, or Class Transient "close_timeout" when the session
+// had not closed within twice Options.CloseTimeout (the Abort hook ran in
+// between).
+//
+// mcpsession never imports another adapter: the composition root builds a
+// Conn from adapters/httptransport or adapters/stdiotransport.
+package mcpsession
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Client identity and protocol defaults.
+const (
+	// DefaultClientName is the clientInfo.name sent in initialize when
+	// Options.ClientName is empty.
+	DefaultClientName = "mcpward"
+	// ClientVersion is mcpward's version, the clientInfo.version sent in
+	// initialize when Options.ClientVersion is empty.
+	ClientVersion = "0.1.0"
+	// PinnedProtocolVersion is the protocol version every initialize
+	// request asks for.
+	PinnedProtocolVersion = "2025-11-25"
+	// DefaultCloseTimeout bounds Session.Close when Options.CloseTimeout is
+	// zero.
+	DefaultCloseTimeout = 3 * time.Second
+)
+
+// firstUnsupportedGeneration is the first protocol version of the
+// generation mcpward does not speak: at and after it the SDK changes its
+// wire behaviour (per-request _meta, list caching, Mcp-Param headers that
+// copy argument values), so such a version is never accepted even when a
+// host lists it.
+const firstUnsupportedGeneration = "2026-07-28"
+
+// DefaultAcceptVersions returns the protocol versions a session accepts
+// when Options.AcceptVersions is nil: exactly the pre-2026-07-28 generation
+// the pinned SDK knows, newest first — 2025-11-25, 2025-06-18, 2025-03-26
+// and 2024-11-05. The slice is a fresh copy.
+func DefaultAcceptVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+
+// Options configures a Connector. The zero value (or a nil *Options) means
+// every default.
+type Options struct {
+	// ClientName is sent as clientInfo.name; "" means DefaultClientName.
+	ClientName string
+	// ClientVersion is sent as clientInfo.version; "" means ClientVersion.
+	ClientVersion string
+	// AcceptVersions are the negotiated protocol versions a session
+	// accepts; nil means DefaultAcceptVersions. Versions of the 2026-07-28
+	// generation or later are ignored even when listed (see the package
+	// comment). A non-nil list that keeps no version refuses every server.
+	AcceptVersions []string
+	// CloseTimeout bounds Session.Close: when the SDK has not closed the
+	// session within it, the Conn's Abort hook runs, and Close waits once
+	// more for as long; 0 means DefaultCloseTimeout.
+	CloseTimeout time.Duration
+}
+
+// Connector is the go-sdk implementation of ports.Connector. It is safe for
+// concurrent use; every Connect builds its own SDK client and session.
+type Connector struct {
+	dialer       Dialer
+	impl         mcp.Implementation
+	accept       []string
+	closeTimeout time.Duration
+}
+
+var _ ports.Connector = (*Connector)(nil)
+
+// New returns a Connector that admits and constructs each target's
+// transport with d and runs an MCP client session over it. d must not be
+// nil; opts may be nil.
+func New(d Dialer, opts *Options) *Connector {
+	if d == nil {
+		panic("mcpsession: nil Dialer")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	c := &Connector{
+		dialer:       d,
+		impl:         mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion},
+		closeTimeout: o.CloseTimeout,
+	}
+	if c.impl.Name == "" {
+		c.impl.Name = DefaultClientName
+	}
+	if c.impl.Version == "" {
+		c.impl.Version = ClientVersion
+	}
+	if c.closeTimeout <= 0 {
+		c.closeTimeout = DefaultCloseTimeout
+	}
+	accept := o.AcceptVersions
+	if accept == nil {
+		accept = DefaultAcceptVersions()
+	}
+	for _, v := range accept {
+		if v != "" && v < firstUnsupportedGeneration && !slices.Contains(c.accept, v) {
+			c.accept = append(c.accept, v)
+		}
+	}
+	return c
+}
+
+// refuseServerRequests refuses every server-to-client request but ping.
+// The SDK already refuses sampling and elicitation when no handler is set,
+// but answers roots/list (with an empty list) whatever the client
+// advertised; mcpward advertises no capability and answers none.
+func refuseServerRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "ping" || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not supported by this client"}
+	}
+}
+
+// Connect dials t with the Connector's Dialer, connects an MCP client
+// session over the resulting transport (initialize pinned to
+// PinnedProtocolVersion) and checks the negotiated version.
+//
+// Errors are *refusal.Error values carrying t.ServerID and at most the
+// Conn's origin:
+//   - the Dialer's refusal, as returned (its Server filled in when empty;
+//     an error that is not a refusal becomes Class Internal, Reason
+//     "dial_failed");
+//   - Class Protocol, Reason "protocol_version_refused" when the server
+//     negotiated a version outside AcceptVersions (the session is closed
+//     first);
+//   - Class Transient, Reason "canceled" or "deadline_exceeded" when ctx
+//     ended before the session was up (the Conn's Abort hook runs if the
+//     handshake was in flight);
+//   - otherwise the Conn's Classify mapping, or mcpsession's own (Class
+//     Protocol "initialize_rejected" for a JSON-RPC error reply, Transient
+//     "connection_closed" when the peer went away, Config "spawn_failed"
+//     when a process could not start, Transient "connect_failed" else).
+//
+// s.ListChanged (which must not block) is called from the SDK's
+// notification goroutine for each list_changed notification of a declared
+// kind that arrives after Connect has returned and before Close:
+// tools/list_changed signals ListTools, prompts/list_changed ListPrompts,
+// and resources/list_changed both ListResources and ListResourceTemplates
+// (MCP has no notification of its own for templates, which belong to the
+// resources capability). An earlier notification is not signalled: the
+// first listing, which follows Connect, sees its change. Nothing else a
+// server sends is signalled. The returned Session must be closed.
+func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals) (ports.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, ctxRefusal(err, t.ServerID, "")
+	}
+	conn, err := c.dialer.Dial(ctx, t)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && refusalOf(err) == nil {
+			return nil, ctxRefusal(cerr, t.ServerID, "")
+		}
+		return nil, dialRefusal(err, t.ServerID)
+	}
+	if conn == nil || conn.Transport == nil {
+		return nil, &refusal.Error{Class: refusal.Internal, Reason: "dial_failed", Server: t.ServerID, Detail: "dialer returned no transport"}
+	}
+
+	sess := newSession(t.ServerID, conn, s, c.closeTimeout)
+	client := mcp.NewClient(&mcp.Implementation{Name: c.impl.Name, Version: c.impl.Version}, &mcp.ClientOptions{
+		Logger:                     slog.New(sess.drops),
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { sess.signal(ports.ListTools) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	client.AddReceivingMiddleware(refuseServerRequests)
+
+	// While the handshake is in flight, an ended ctx aborts the connection:
+	// the SDK's own cleanup of a stdio child that never answers takes
+	// seconds (it closes stdin and waits before signalling).
+	stopAbort := context.AfterFunc(ctx, sess.abort)
+	cs, err := client.Connect(ctx, conn.Transport, &mcp.ClientSessionOptions{ProtocolVersion: PinnedProtocolVersion})
+	aborted := !stopAbort()
+	if err != nil {
+		defer sess.release()
+		if cerr := ctx.Err(); cerr != nil && (aborted || isCtxErr(err)) {
+			return nil, ctxRefusal(cerr, t.ServerID, conn.Origin)
+		}
+		if isUnsupportedVersion(err) {
+			return nil, sess.refuse(refusal.Protocol, "protocol_version_refused", "")
+		}
+		return nil, sess.classify(err, opConnect)
+	}
+	sess.start(cs)
+	if aborted {
+		_ = sess.Close()
+		return nil, ctxRefusal(ctx.Err(), t.ServerID, conn.Origin)
+	}
+
+	res := cs.InitializeResult()
+	if res == nil || !slices.Contains(c.accept, res.ProtocolVersion) {
+		_ = sess.Close()
+		return nil, sess.refuse(refusal.Protocol, "protocol_version_refused", "")
+	}
+	sess.setIdentity(res)
+	return sess, nil
+}

@@ -1,0 +1,513 @@
+package mcpsession
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// session is one live client session. It implements ports.Session.
+type session struct {
+	server       string
+	conn         *Conn
+	sig          ports.Signals
+	closeTimeout time.Duration
+	drops        *dropLog
+
+	// Set once by start and setIdentity, before the session is shared.
+	cs       *mcp.ClientSession
+	identity ports.SessionIdentity
+	declared [4]bool // indexed by kindIndex
+	// ready is set once identity and declared are final; notifications
+	// that arrive earlier are not signalled (the first listing, which
+	// follows Connect, sees their change anyway).
+	ready atomic.Bool
+
+	// ctx ends when Close starts; every request runs under a context
+	// joined with it, so Close retires in-flight requests at once instead
+	// of waiting for them (the SDK's Close waits for outgoing calls).
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
+	// done is closed when the SDK session has ended for any reason.
+	done chan struct{}
+	// waited is closed when the goroutine watching the SDK session ends.
+	waited chan struct{}
+
+	// toolsMu serializes tools/list, so the dropped tools the SDK logs
+	// during one ListTools belong to that page.
+	toolsMu sync.Mutex
+
+	abortOnce sync.Once
+	closeOnce sync.Once
+	closeErr  error
+	released  sync.Once
+}
+
+var _ ports.Session = (*session)(nil)
+
+func newSession(server string, conn *Conn, sig ports.Signals, closeTimeout time.Duration) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &session{
+		server:       server,
+		conn:         conn,
+		sig:          sig,
+		closeTimeout: closeTimeout,
+		drops:        &dropLog{},
+		ctx:          ctx,
+		cancel:       cancel,
+		done:         make(chan struct{}),
+		waited:       make(chan struct{}),
+	}
+}
+
+// start binds the connected SDK session and watches for its end.
+func (s *session) start(cs *mcp.ClientSession) {
+	s.cs = cs
+	go func() {
+		defer close(s.waited)
+		_ = cs.Wait()
+		close(s.done)
+	}()
+}
+
+func (s *session) setIdentity(res *mcp.InitializeResult) {
+	s.identity = ports.SessionIdentity{ServerID: s.server, ProtocolVersion: res.ProtocolVersion}
+	if res.ServerInfo != nil {
+		s.identity.ServerName = res.ServerInfo.Name
+		s.identity.ServerVersion = res.ServerInfo.Version
+	}
+	if caps := res.Capabilities; caps != nil {
+		if caps.Tools != nil {
+			s.declare(ports.ListTools)
+		}
+		if caps.Prompts != nil {
+			s.declare(ports.ListPrompts)
+		}
+		if caps.Resources != nil {
+			s.declare(ports.ListResources)
+			s.declare(ports.ListResourceTemplates)
+		}
+	}
+	s.ready.Store(true)
+}
+
+func (s *session) declare(k ports.ListKind) {
+	s.declared[kindIndex(k)] = true
+	s.identity.Declared = append(s.identity.Declared, k)
+}
+
+// kindIndex maps the four list kinds to 0..3 and anything else to -1.
+func kindIndex(k ports.ListKind) int {
+	switch k {
+	case ports.ListTools:
+		return 0
+	case ports.ListPrompts:
+		return 1
+	case ports.ListResources:
+		return 2
+	case ports.ListResourceTemplates:
+		return 3
+	}
+	return -1
+}
+
+func (s *session) declares(k ports.ListKind) bool {
+	i := kindIndex(k)
+	return i >= 0 && s.declared[i]
+}
+
+// Identity returns the negotiated identity. Declared is a fresh copy, in
+// the order tools, prompts, resources, resourceTemplates; ServerName and
+// ServerVersion are "" when the server sent no serverInfo. Safe for
+// concurrent use.
+func (s *session) Identity() ports.SessionIdentity {
+	id := s.identity
+	id.Declared = append([]ports.ListKind(nil), s.identity.Declared...)
+	return id
+}
+
+// Done is closed when the SDK session has ended: after Close, or when the
+// connection was lost (the server went away, the stdio child exited or was
+// aborted).
+func (s *session) Done() <-chan struct{} { return s.done }
+
+// signal reports a list_changed notification of a declared kind. It runs
+// on the SDK's notification path, so it only calls the host's callback,
+// which must not block.
+func (s *session) signal(k ports.ListKind) {
+	if s.sig.ListChanged == nil || !s.ready.Load() || s.closed.Load() || !s.declares(k) {
+		return
+	}
+	s.sig.ListChanged(k)
+}
+
+// signalResources reports notifications/resources/list_changed. MCP has no
+// notification of its own for resource templates, which belong to the same
+// capability, so both lists are reported as changed.
+func (s *session) signalResources() {
+	s.signal(ports.ListResources)
+	s.signal(ports.ListResourceTemplates)
+}
+
+// join returns a context that ends when ctx does or when Close starts.
+func (s *session) join(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return c, func() {
+		stop()
+		cancel()
+	}
+}
+
+// List fetches one page of kind from cursor.
+//
+// Errors (all *refusal.Error with the server id and the Conn's origin):
+//   - Class Config, Reason "list_kind_unknown" for a kind that is none of
+//     the four list kinds;
+//   - Class Unsupported, Reason "list_undeclared" for a kind the server did
+//     not declare, without contacting the server;
+//   - Class Transient, Reason "session_closed" once Close has started;
+//   - Class Transient, Reason "canceled" / "deadline_exceeded" when ctx had
+//     ended before the request was sent;
+//   - Class Transient, Reason "list_abandoned" when ctx ended while the
+//     request was in flight: the connection is aborted (Conn.Abort) or, with
+//     no Abort hook, the session is closed;
+//   - the Conn's Classify mapping or mcpsession's own (Protocol
+//     "list_rejected" for a JSON-RPC error reply, Protocol "malformed_reply"
+//     for a reply that does not decode, Transient "connection_closed").
+//
+// A tools page carries Tools (the SDK's decoded input schema and _meta
+// maps, shared and read-only) and Dropped (tools the SDK excluded: Reason
+// "invalid_header_annotation" or "null_tool"); other kinds carry Items, the
+// JSON of each item. Safe for concurrent use; tools pages of one session
+// are fetched one at a time.
+func (s *session) List(ctx context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+	if kindIndex(kind) < 0 {
+		return ports.Page{}, s.refuse(refusal.Config, "list_kind_unknown", "")
+	}
+	if !s.declares(kind) {
+		return ports.Page{}, s.refuse(refusal.Unsupported, "list_undeclared", string(kind))
+	}
+	if err := s.usable(ctx); err != nil {
+		return ports.Page{}, err
+	}
+	jctx, stop := s.join(ctx)
+	defer stop()
+
+	var page ports.Page
+	var err error
+	switch kind {
+	case ports.ListTools:
+		page, err = s.listTools(jctx, cursor)
+	case ports.ListPrompts:
+		var res *mcp.ListPromptsResult
+		if res, err = s.cs.ListPrompts(jctx, &mcp.ListPromptsParams{Cursor: cursor}); err == nil {
+			page.NextCursor = res.NextCursor
+			page.Items, err = rawItems(res.Prompts)
+		}
+	case ports.ListResources:
+		var res *mcp.ListResourcesResult
+		if res, err = s.cs.ListResources(jctx, &mcp.ListResourcesParams{Cursor: cursor}); err == nil {
+			page.NextCursor = res.NextCursor
+			page.Items, err = rawItems(res.Resources)
+		}
+	case ports.ListResourceTemplates:
+		var res *mcp.ListResourceTemplatesResult
+		if res, err = s.cs.ListResourceTemplates(jctx, &mcp.ListResourceTemplatesParams{Cursor: cursor}); err == nil {
+			page.NextCursor = res.NextCursor
+			page.Items, err = rawItems(res.ResourceTemplates)
+		}
+	}
+	if err != nil {
+		return ports.Page{}, s.failure(ctx, err, opList)
+	}
+	return page, nil
+}
+
+func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, error) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	s.drops.reset()
+	res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	dropped := s.drops.take()
+	if err != nil {
+		return ports.Page{}, err
+	}
+	tools := make([]ports.ToolItem, len(res.Tools))
+	for i, t := range res.Tools {
+		tools[i] = ports.ToolItem{
+			Name:        t.Name,
+			Title:       t.Title,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+			Meta:        t.Meta,
+		}
+	}
+	return ports.Page{Tools: tools, Dropped: dropped, NextCursor: res.NextCursor}, nil
+}
+
+// rawItems encodes each listed item as JSON.
+func rawItems[T any](items []*T) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		if it == nil {
+			out = append(out, json.RawMessage("null"))
+			continue
+		}
+		b, err := json.Marshal(it)
+		if err != nil {
+			return nil, errMalformed
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// Call makes one tool call, sent exactly once. Arguments go on the wire as
+// given (empty means {}); when r.Traceparent is set and the Conn has a Trace
+// hook, the call runs under the context Trace returns.
+//
+// Errors (all *refusal.Error with the server id and the Conn's origin):
+//   - Class Transient, Reason "session_closed" once Close has started (also
+//     when Close ends the call while it is in flight);
+//   - Class Transient, Reason "canceled" / "deadline_exceeded" when ctx had
+//     ended before the call was sent;
+//   - Class Transient, Reason "call_abandoned" when ctx ended while the call
+//     was in flight: the connection is aborted (Conn.Abort, for stdio a kill
+//     of the direct child) or, with no Abort hook, the session is closed;
+//   - Trace's refusal, or Class Config, Reason "traceparent_refused";
+//   - the Conn's Classify mapping or mcpsession's own (Protocol
+//     "call_rejected" for a JSON-RPC error reply — never its message —,
+//     Protocol "malformed_reply" for a result that does not decode,
+//     Transient "connection_closed"), Config "arguments_invalid" for
+//     arguments that are not one JSON object (nothing is sent), and
+//     Protocol "call_input_required" for a multi-round-trip "input
+//     required" result (it is neither fulfilled nor re-sent).
+//
+// A tool error (isError) is a result, not an error. Safe for concurrent use.
+func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error) {
+	if err := s.usable(ctx); err != nil {
+		return ports.CallResult{}, err
+	}
+	if r.Traceparent != "" && s.conn.Trace != nil {
+		tctx, err := s.conn.Trace(ctx, r.Traceparent)
+		if err != nil {
+			if re := refusalOf(err); re != nil {
+				return ports.CallResult{}, s.stamp(re)
+			}
+			return ports.CallResult{}, s.refuse(refusal.Config, "traceparent_refused", "")
+		}
+		ctx = tctx
+	}
+	params := &mcp.CallToolParams{Name: r.Name}
+	if len(r.Arguments) > 0 {
+		if !isJSONObject(r.Arguments) {
+			return ports.CallResult{}, s.refuse(refusal.Config, "arguments_invalid", "arguments are not a JSON object")
+		}
+		params.Arguments = r.Arguments
+	}
+	jctx, stop := s.join(ctx)
+	res, err := s.cs.CallTool(jctx, params)
+	stop()
+	if err != nil {
+		return ports.CallResult{}, s.failure(ctx, err, opCall)
+	}
+	if res.NeedsInput() || res.InputRequests != nil {
+		// A multi-round-trip "input required" result: mcpward fulfils no
+		// server request and never re-sends a call, so it is not a result.
+		return ports.CallResult{}, s.refuse(refusal.Protocol, "call_input_required", "")
+	}
+	out, err := convertResult(res)
+	if err != nil {
+		return ports.CallResult{}, s.refuse(refusal.Protocol, "malformed_reply", "")
+	}
+	return out, nil
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return json.Valid(b)
+		}
+		return false
+	}
+	return false
+}
+
+// convertResult turns the SDK's decoded result back into raw JSON.
+func convertResult(res *mcp.CallToolResult) (ports.CallResult, error) {
+	out := ports.CallResult{IsError: res.IsError}
+	var err error
+	if out.Content, err = marshalContent(res.Content); err != nil {
+		return ports.CallResult{}, err
+	}
+	if res.StructuredContent != nil {
+		if out.StructuredContent, err = json.Marshal(res.StructuredContent); err != nil {
+			return ports.CallResult{}, err
+		}
+	}
+	if len(res.Meta) > 0 {
+		if out.Meta, err = json.Marshal(res.Meta); err != nil {
+			return ports.CallResult{}, err
+		}
+	}
+	return out, nil
+}
+
+// marshalContent encodes content as a JSON array, calling each item's own
+// MarshalJSON (which writes compact JSON) rather than json.Marshal, which
+// would reflect over the slice and compact every item's output again.
+func marshalContent(content []mcp.Content) (json.RawMessage, error) {
+	if len(content) == 0 {
+		return json.RawMessage("[]"), nil
+	}
+	parts := make([][]byte, len(content))
+	n := 1 + len(content)
+	for i, c := range content {
+		if c == nil {
+			return nil, errMalformed
+		}
+		b, err := c.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = b
+		n += len(b)
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	for i, b := range parts {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, b...)
+	}
+	return append(buf, ']'), nil
+}
+
+// usable refuses a request when the session is closing or ctx has ended.
+func (s *session) usable(ctx context.Context) error {
+	if s.closed.Load() {
+		return s.refuse(refusal.Transient, "session_closed", "")
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxRefusal(err, s.server, s.conn.Origin)
+	}
+	return nil
+}
+
+// failure maps the error of a request made under ctx (the caller's).
+func (s *session) failure(ctx context.Context, err error, o op) error {
+	if isCtxErr(err) {
+		if cerr := ctx.Err(); cerr != nil {
+			s.abandon()
+			return s.refuse(refusal.Transient, o.abandoned, ctxDetail(cerr))
+		}
+	}
+	if s.ctx.Err() != nil {
+		// Close ended the request (or the connection under it).
+		return s.refuse(refusal.Transient, "session_closed", "")
+	}
+	return s.classify(err, o)
+}
+
+// abandon gives up on the connection after an in-flight request lost its
+// context: the SDK has no cancellation acknowledgement, so the Abort hook
+// ends the connection; without one the session is closed in the
+// background (Close waits for that close).
+func (s *session) abandon() {
+	if s.conn.Abort != nil {
+		s.abort()
+		return
+	}
+	go func() { _ = s.Close() }()
+}
+
+// abort runs the Conn's Abort hook at most once per session.
+func (s *session) abort() {
+	if s.conn.Abort == nil {
+		return
+	}
+	s.abortOnce.Do(s.conn.Abort)
+}
+
+// release runs the Conn's Release hook at most once.
+func (s *session) release() {
+	s.released.Do(func() {
+		if s.conn.Release != nil {
+			s.conn.Release()
+		}
+	})
+}
+
+// Close ends the session: it retires every in-flight request (they return
+// Reason "session_closed"), closes the SDK session, runs the Conn's Abort
+// hook when that has not finished within the close timeout, waits as long
+// once more, and then runs the Release hook. It returns nil, or Class
+// Transient, Reason "close_timeout" when the session still had not closed
+// (the SDK's close keeps running in the background then). Close is
+// idempotent and safe for concurrent use; every call returns the first
+// call's result once it is done.
+func (s *session) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.shutdown() })
+	return s.closeErr
+}
+
+func (s *session) shutdown() error {
+	s.closed.Store(true)
+	s.cancel()
+	defer s.release()
+	if s.cs == nil {
+		return nil
+	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = s.cs.Close()
+	}()
+	timer := time.NewTimer(s.closeTimeout)
+	defer timer.Stop()
+	select {
+	case <-closed:
+	case <-timer.C:
+		s.abort()
+		timer.Reset(s.closeTimeout)
+		select {
+		case <-closed:
+		case <-timer.C:
+			return s.refuse(refusal.Transient, "close_timeout", "")
+		}
+	}
+	<-s.waited
+	return nil
+}
+
+// refuse builds a refusal stamped with the server id and origin. detail
+// must be a fixed phrase (or a list kind) chosen by this package.
+func (s *session) refuse(class refusal.Class, reason, detail string) *refusal.Error {
+	return &refusal.Error{Class: class, Reason: reason, Server: s.server, Origin: s.conn.Origin, Detail: detail}
+}
+
+// stamp copies re, filling in the server id and origin where empty.
+func (s *session) stamp(re *refusal.Error) *refusal.Error {
+	c := *re
+	if c.Server == "" {
+		c.Server = s.server
+	}
+	if c.Origin == "" {
+		c.Origin = s.conn.Origin
+	}
+	return &c
+}

@@ -1,7 +1,8 @@
 # mcpward — the one entry point. See README.md.
 #
 #   make test    every module's tests with -race (the keychain adapter against a
-#                real Secret Service under dbus-run-session)
+#                real Secret Service under dbus-run-session; the npm peers of
+#                peers/ installed first)
 #   make check   gofmt, vet, go mod tidy -diff per module (GOWORK=off), the
 #                dependency rule, then make test
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
@@ -20,10 +21,22 @@ BENCHCOUNT ?= 6
 MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/mcpsession examples composition
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
-.PHONY: test test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
+.PHONY: test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
 
-test: test-plain test-keychain
+test: peers test-plain test-keychain
 
+# The third-party MCP servers the integration tests run against, pinned
+# exactly in peers/package-lock.json. With them installed the tests that use
+# them fail rather than skip (MCPWARD_REQUIRE_PEERS=1).
+peers: peers/node_modules/.package-lock.json
+
+peers/node_modules/.package-lock.json: peers/package.json peers/package-lock.json
+	@command -v npm >/dev/null || { echo "missing npm: apt-get install nodejs npm (Node 20)"; exit 1; }
+	@echo "== npm ci (peers)"
+	@cd peers && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test-plain: export MCPWARD_REQUIRE_PEERS = 1
 test-plain:
 	@for m in $(PLAIN_MODULES); do \
 		echo "== go test -race $$m"; \

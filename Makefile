@@ -7,7 +7,8 @@
 #                dependency rule, then make test
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 #   make bench   the benchmarks recorded in BENCHMARKS.md
-#   make demo    the mcpward CLI on an embedded demo configuration
+#   make demo    the whole flow: the CLI and the example server on an embedded
+#                demo configuration
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -82,9 +83,14 @@ fuzz:
 		done; \
 	done
 
-# The main job: the mcpward CLI on an embedded demo configuration.
+# The main job: build the mcpward CLI and the example MCP server (examples/),
+# then run the whole flow on an embedded demo configuration: list, approve,
+# connect and list tools, call a tool.
 demo:
-	@cd composition && $(GO) run ./cmd/mcpward demo
+	@mkdir -p bin
+	@cd examples && $(GO) build -o ../bin/example-server ./server
+	@cd composition && $(GO) build -o ../bin/mcpward ./cmd/mcpward
+	@./bin/mcpward demo --server ./bin/example-server
 
 wire:
 	@cd composition && $(GO) tool wire ./...

@@ -10,8 +10,19 @@
 // whose State the caller can branch on; nothing is an opaque error and
 // nothing is dropped.
 //
-// Connecting to servers (transports, sessions, catalogs) is not part of
-// this package yet.
+// Authentication is decided during Evaluate, so list and show see it: an
+// HTTP definition asking for oauth with no Authenticator registered for it,
+// or for a header helper the host does not allow, stays listed with
+// StateRefused and a reason word (see Authentication), and is never
+// connected with its static headers alone.
+//
+// The Dialer (dialer.go) admits and constructs the transport of one target
+// for adapters/mcpsession: Streamable HTTP behind the egress policy with the
+// server's Authenticator, or a stdio child under the host's
+// ProcessAuthority (authority.go). Host.Connect (connect.go) connects the
+// usable servers, each under a core/supervisor Server over an
+// adapters/mcpsession Connector built on that Dialer, and returns a Fleet:
+// one ServerResult per server and the catalog.Set of their tools.
 package composition
 
 import (
@@ -21,6 +32,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -49,8 +62,16 @@ const (
 	StateBlocked State = "blocked"
 	// StateDisabled: a permitted disable overlay names it (DisabledBy).
 	StateDisabled State = "disabled"
-	// StateRefused: the definition is refused by name (Reason is the
-	// refusal word, for example definition.RefusalTransportSSE).
+	// StateRefused: the definition is refused by name. Reason is the
+	// definition's refusal word (for example
+	// definition.RefusalTransportSSE), or an authentication refusal of an
+	// HTTP definition that otherwise resolved and materialized:
+	// ReasonOAuthSignInUnavailable (oauth and no Authenticator registered
+	// for the server), ReasonHeaderHelperNotAllowed (a headersHelper not in
+	// Config.HelperAllowList) or httptransport.ReasonHelperArgvInvalid (a
+	// headersHelper whose program is not an absolute path); such a Result
+	// keeps its Fingerprint and Projection, reaches no activation decision
+	// (no audit record) and cannot be approved.
 	StateRefused State = "refused"
 )
 
@@ -105,6 +126,10 @@ type Result struct {
 	// Mismatch names the identity fields (activation.Field* words) that
 	// differ from the closest approval.
 	Mismatch []string
+	// Auth says how connections to the server authenticate (see
+	// AuthKind); AuthNone for stdio and for a definition that did not
+	// resolve and materialize, or was refused by its authentication.
+	Auth AuthKind
 	// Identity is the identity the activation decision is bound to; zero
 	// unless the definition reached activation.
 	Identity ports.Identity
@@ -154,6 +179,45 @@ type Config struct {
 	// Now returns the current time for approvals and audit records; nil
 	// means time.Now.
 	Now func() time.Time
+
+	// Authenticators registers, by server id, the ports.Authenticator the
+	// host offers for an HTTP server (an OAuth sign-in, a token source):
+	// every request to that server asks it for headers, which override the
+	// definition's static headers of the same name. It is used as is,
+	// whatever the definition asks for (oauth, a headersHelper). It is
+	// keyed by server id alone: a definition of that name from any tier
+	// gets it, so it should refuse an AuthRequest whose Origin it does not
+	// serve (activation binds a project or plugin server's URL to its
+	// approval). Ignored for stdio servers. A nil Authenticator is a
+	// construction error (ReasonAuthenticatorNil).
+	Authenticators map[string]ports.Authenticator
+	// HelperAllowList is the host's allow-list of header helper command
+	// lines: a definition's headersHelper runs only when it equals one
+	// entry element by element (same program, same arguments, same count;
+	// the definition's argv is never expanded). nil allows none: every
+	// definition with a headersHelper is refused
+	// (ReasonHeaderHelperNotAllowed).
+	HelperAllowList [][]string
+	// HelperEnv is the whole environment of a header helper, as KEY=VALUE
+	// entries with distinct keys; nil means an empty environment (a helper
+	// never inherits the host's). A malformed entry is a construction error
+	// (httptransport.ReasonHelperEnvInvalid).
+	HelperEnv []string
+	// Authority decides every stdio launch (allowed root, baseline
+	// environment); see NewRootAuthority and NewEnvAuthority. nil means
+	// every stdio launch is refused (ReasonNoProcessAuthority): a
+	// definition never grants itself execution authority.
+	Authority ports.ProcessAuthority
+	// Egress admits every HTTP URL before any attempt and every dialled
+	// address at dial time. nil means core/egress's strict default (https
+	// to public addresses, http to loopback only).
+	Egress ports.EgressPolicy
+	// HTTP adjusts the HTTP transports (TLS roots, resolver, receive cap,
+	// trace origins); nil means httptransport's strict defaults.
+	HTTP *httptransport.Options
+	// Stdio adjusts the stdio transports (receive cap, close graces); nil
+	// means stdiotransport's defaults.
+	Stdio *stdiotransport.Options
 }
 
 // DefaultActor is the actor label of a Config without one.
@@ -167,6 +231,8 @@ type Host struct {
 	audit     ports.AuditLog
 	tokens    ports.TokenStore
 	locker    ports.Locker
+	auth      *Authentication
+	dialer    *Dialer
 	lookup    definition.Lookup
 	actor     string
 }
@@ -180,11 +246,16 @@ func NewDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports
 
 // NewHost returns a Host. tokens and locker may be nil for a host that
 // never signs in anywhere; they are kept for the OAuth flow and checked by
-// Check. It is a Wire provider.
-func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, cfg Config) *Host {
+// Check. auth decides authentication during Evaluate and must be the one
+// dialer authenticates with (NewDialer). It is a Wire provider.
+func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, auth *Authentication, dialer *Dialer, cfg Config) *Host {
 	actor := cfg.Actor
 	if actor == "" {
 		actor = DefaultActor
+	}
+	if auth == nil {
+		// The strictest decision: no Authenticator, no helper allowed.
+		auth = &Authentication{needs: map[string][]need{}}
 	}
 	return &Host{
 		decider:   d,
@@ -192,6 +263,8 @@ func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		audit:     audit,
 		tokens:    tokens,
 		locker:    locker,
+		auth:      auth,
+		dialer:    dialer,
 		lookup:    cfg.Lookup,
 		actor:     actor,
 	}
@@ -200,6 +273,11 @@ func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 // Tokens returns the token store of the deployment profile (nil when the
 // host gave none).
 func (h *Host) Tokens() ports.TokenStore { return h.tokens }
+
+// Dialer returns the Dialer of the deployment: it connects the targets of
+// the servers this Host evaluated, with the authentication Evaluate
+// decided.
+func (h *Host) Dialer() *Dialer { return h.dialer }
 
 // Evaluate runs the flow over srcs and decides about every defined name.
 // The order of srcs matters only for the order of Problems. Each server
@@ -401,6 +479,13 @@ func (h *Host) materialize(s definition.Server) Result {
 	r.Projection = &p
 	r.Fingerprint = definition.Fingerprint(m)
 	if r.State == StateAllowed {
+		kind, ref := h.auth.decide(s.Def, r.Fingerprint)
+		r.Auth = kind
+		if ref != nil {
+			r.State, r.Reason, r.Detail = StateRefused, ref.Reason, ref.Detail
+		}
+	}
+	if r.State == StateAllowed {
 		r.subject = &activation.Subject{
 			ServerID:                 s.Name,
 			Tier:                     s.Winner.Tier,
@@ -411,4 +496,21 @@ func (h *Host) materialize(s definition.Server) Result {
 		}
 	}
 	return r
+}
+
+// target returns the connectable ports.Target of the server named name in
+// srcs and its Result (as Evaluate would decide it, without the activation
+// decision). ok is false when the name is undefined or does not
+// materialize. The Target may hold secrets: it is never printed.
+func (h *Host) target(srcs []definition.Source, name string) (t ports.Target, r Result, ok bool) {
+	s, found := h.resolve(srcs).Server(name)
+	if !found || s.Def == nil {
+		return ports.Target{}, Result{}, false
+	}
+	r = h.materialize(s)
+	m, err := definition.Materialize(s.Def, h.lookup)
+	if err != nil {
+		return ports.Target{}, r, false
+	}
+	return targetOf(m, r.Fingerprint), r, true
 }

@@ -3,7 +3,9 @@ package composition_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,7 +22,10 @@ import (
 func TestMain(m *testing.M) {
 	// Nothing here may reach a real session bus or keychain.
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")
-	os.Exit(m.Run())
+	code := m.Run()
+	// The example server the dialer tests build (see exampleDir).
+	os.RemoveAll(filepath.Join(os.TempDir(), fmt.Sprintf("composition-example-%d", os.Getpid())))
+	os.Exit(code)
 }
 
 // facts is the workspace of every test unless it says otherwise.

@@ -87,5 +87,12 @@ var KeychainTokensSet = wire.NewSet(
 	wire.Bind(new(ports.TokenStore), new(*keychainstore.Store)),
 )
 
-// HostSet builds the Decider and the Host from the ports in the graph.
-var HostSet = wire.NewSet(NewDecider, NewHost)
+// ConnectSet builds what connecting needs from the Config: the
+// Authentication (shared by the Host and the Dialer), the HTTP transport
+// factory behind the egress policy, the stdio launcher under the process
+// authority, and the Dialer over them.
+var ConnectSet = wire.NewSet(NewAuthentication, NewHTTPFactory, NewLauncher, NewDialer)
+
+// HostSet builds the Decider, the connecting parts (ConnectSet) and the
+// Host from the ports in the graph.
+var HostSet = wire.NewSet(NewDecider, ConnectSet, NewHost)

@@ -31,7 +31,15 @@ func Desktop(dir StateDir, kc *keychainstore.Options, trust ports.WorkspaceTrust
 		cleanup()
 		return nil, nil, err
 	}
-	host := NewHost(decider, store, store, keychainstoreStore, store, cfg)
+	authentication, err := NewAuthentication(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	factory := NewHTTPFactory(cfg)
+	launcher := NewLauncher(cfg)
+	dialer := NewDialer(factory, launcher, authentication)
+	host := NewHost(decider, store, store, keychainstoreStore, store, authentication, dialer, cfg)
 	return host, func() {
 		cleanup()
 	}, nil
@@ -50,7 +58,15 @@ func Headless(dir StateDir, trust ports.WorkspaceTrust, cfg Config) (*Host, func
 		cleanup()
 		return nil, nil, err
 	}
-	host := NewHost(decider, store, store, store, store, cfg)
+	authentication, err := NewAuthentication(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	factory := NewHTTPFactory(cfg)
+	launcher := NewLauncher(cfg)
+	dialer := NewDialer(factory, launcher, authentication)
+	host := NewHost(decider, store, store, store, store, authentication, dialer, cfg)
 	return host, func() {
 		cleanup()
 	}, nil
@@ -68,6 +84,13 @@ func Custom(p Ports, cfg Config) (*Host, error) {
 	}
 	tokenStore := p.Tokens
 	locker := p.Locker
-	host := NewHost(decider, approvalStore, auditLog, tokenStore, locker, cfg)
+	authentication, err := NewAuthentication(cfg)
+	if err != nil {
+		return nil, err
+	}
+	factory := NewHTTPFactory(cfg)
+	launcher := NewLauncher(cfg)
+	dialer := NewDialer(factory, launcher, authentication)
+	host := NewHost(decider, approvalStore, auditLog, tokenStore, locker, authentication, dialer, cfg)
 	return host, nil
 }

@@ -27,6 +27,7 @@ func TestHeadlessKeepsEverythingOnFiles(t *testing.T) {
 	h, cleanup, err := composition.Headless(composition.StateDir(dir), trust, composition.Config{Actor: "cli"})
 	require.NoError(t, err)
 	assert.IsType(t, &filestore.Store{}, h.Tokens())
+	assert.NotNil(t, h.Dialer(), "every profile can connect")
 	_, err = h.Approve(ctx, srcs, "weather")
 	require.NoError(t, err)
 	for _, c := range h.Check(ctx, 5e9) {
@@ -57,6 +58,7 @@ func TestDesktopKeepsTokensInTheKeychain(t *testing.T) {
 	require.NoError(t, err)
 	defer cleanup()
 	assert.IsType(t, &keychainstore.Store{}, h.Tokens())
+	assert.NotNil(t, h.Dialer(), "every profile can connect")
 	_, err = h.Approve(context.Background(), []definition.Source{src(ports.TierProject, "/w/.mcp.json", projectDoc)}, "weather")
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, composition.StoreSubdir, "approvals.json"), "approvals live on files")

@@ -46,7 +46,9 @@ func newApp(ctx context.Context, o options, e env) (*app, int) {
 	}
 	a.sources = load(locate(o, e))
 	a.ws = newWorkspace(e.cwd, a.stateDir, o.trustWorkspace)
-	cfg := composition.Config{Lookup: e.lookup, Actor: actor}
+	// Stdio servers run under the workspace root with the usual baseline
+	// of this process's environment (HOME, PATH, USER, ...).
+	cfg := composition.Config{Lookup: e.lookup, Actor: actor, Authority: composition.NewEnvAuthority(a.ws.root)}
 	var (
 		h       *composition.Host
 		cleanup func()

@@ -1,4 +1,4 @@
-// Command mcpward shows, approves and revokes the MCP servers a person's
+// Command mcpward shows, approves, revokes, connects and calls the MCP servers a person's
 // configuration files define, and explains why each one is or is not
 // usable. Run "mcpward -h" for the usage text (usageText below), which
 // documents the commands, flags, file locations, state directory, JSON
@@ -25,8 +25,8 @@ const (
 	exitUsage   = 2
 )
 
-const usageText = `mcpward shows the MCP servers your configuration defines, and which of them
-may be used.
+const usageText = `mcpward shows the MCP servers your configuration defines, which of them may be
+used, and connects to them.
 
 Usage:
   mcpward [flags] list            every server: state, tier, transport, fingerprint, reason
@@ -35,8 +35,15 @@ Usage:
   mcpward [flags] approve NAME    approve a local, project or plugin server, bound to its
                                   exact definition, source and workspace
   mcpward [flags] revoke NAME     remove every approval recorded for NAME
+  mcpward [flags] tools [NAME...] connect to the usable servers (or those named) and
+                                  print their tools; progress on stderr
+  mcpward [flags] call SERVER TOOL [--args JSON]
+                                  call SERVER's tool TOOL (its name on the server) with
+                                  the arguments object JSON (default {})
   mcpward [flags] doctor          every problem found, each with its fix
-  mcpward demo                    a guided run on a throwaway demo configuration
+  mcpward demo [--server PATH]    a guided run on a throwaway demo configuration; with
+                                  PATH (the built example server of examples/server)
+                                  it also approves, lists and calls a real server
 
 Flags (before or after the command):
   --managed FILE      managed (administrator) configuration; repeatable
@@ -72,6 +79,12 @@ the server's name, source file, fingerprint, endpoint, repository and workspace
 generation: any change needs a new approval. ${VAR} templates are expanded from
 mcpward's environment; secrets are never printed.
 
+Connecting (tools, call): only usable servers are connected; a stdio server
+runs with the workspace root (the git root, else the working directory) as
+its allowed root and gets only HOME, PATH, USER and the like from mcpward's
+environment, plus its own env; HTTP servers are reached under the strict
+egress policy (https, or http to loopback only).
+
 Workspace: the repository is the "origin" remote (else the first remote) of the
 git repository holding the working directory, without credentials or query;
 without a remote, file://GIT_ROOT; outside git, file://WORKING_DIRECTORY. The
@@ -85,13 +98,21 @@ JSON (--json): list: an array of server objects; show: one server object;
 approve: {"approval": {"identity", "grantedBy"}, "server"}; revoke: {"name",
 "revoked"}; doctor: {"profile", "stateDir", "stores", "sources", "workspace",
 "findings", "ok"}; a failure: {"error": {"class", "reason", "server",
-"detail"}}. A server object has name, state (allowed, denied, unresolved,
+"detail"}}; tools: an array of {"name", "state" (connected, failed, unknown or
+a state below), "class" and "reason" (of a failure; "" when none),
+"partial" ({LIST: reason} of lists cut short), "stale", "tools" [{"name"
+(host-facing), "server_tool", "description", "input_schema"}], "rejected"
+[{"server", "kind", "name", "reason"}], "diagnostics"}; call: {"server",
+"tool", "is_error", "truncated", "content" (the MCP content array)}. A
+server object has name, state (allowed, denied, unresolved,
 blocked, disabled, refused), usable, reason, tier, origin, transport,
 fingerprint, projection (null when malformed), why and fix, and when they
 apply missing, mismatch, field, detail, contenders, shadowed, disabledBy,
 identity.
 
-Exit codes: 0 ok; 1 failure (and doctor: a problem found); 2 usage.
+Exit codes: 0 ok; 1 failure (and doctor: a problem found; tools: a server
+failed to connect, or a server named is not connected; call: the tool
+returned an error result); 2 usage.
 `
 
 // env is what a run of the CLI sees of its process: its output, its
@@ -161,8 +182,12 @@ type options struct {
 	stateDir             pathFlag
 	profile              string
 	trustWorkspace, json bool
-	command              string
-	args                 []string
+	// callArgs is call's --args (the tool's arguments as a JSON object).
+	callArgs pathFlag
+	command  string
+	args     []string
+	// demoServer is demo's --server (the example server binary).
+	demoServer pathFlag
 }
 
 // The deployment profiles.
@@ -171,9 +196,11 @@ const (
 	profileDesktop  = "desktop"
 )
 
-// commandArgs is how many positional arguments each command takes.
-var commandArgs = map[string]int{
-	"list": 0, "show": 1, "approve": 1, "revoke": 1, "doctor": 0, "demo": 0, "help": 0,
+// commandArgs is how many positional arguments each command takes: at
+// least [0], at most [1] (-1: any number).
+var commandArgs = map[string][2]int{
+	"list": {0, 0}, "show": {1, 1}, "approve": {1, 1}, "revoke": {1, 1}, "doctor": {0, 0}, "demo": {0, 0}, "help": {0, 0},
+	"tools": {0, -1}, "call": {2, 2},
 }
 
 // parse parses args, accepting flags before and after the command. "--"
@@ -192,6 +219,8 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.profile, "profile", profileHeadless, "")
 	fs.BoolVar(&o.trustWorkspace, "trust-workspace", false, "")
 	fs.BoolVar(&o.json, "json", false, "")
+	fs.Var(&o.callArgs, "args", "")
+	fs.Var(&o.demoServer, "server", "")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -217,8 +246,14 @@ func parse(args []string) (options, error) {
 	switch {
 	case !ok:
 		return o, errors.New("unknown command")
-	case len(o.args) != n:
-		return o, fmt.Errorf("%s takes %d argument(s), got %d", o.command, n, len(o.args))
+	case n[0] == n[1] && len(o.args) != n[0]:
+		return o, fmt.Errorf("%s takes %d argument(s), got %d", o.command, n[0], len(o.args))
+	case len(o.args) < n[0] || n[1] >= 0 && len(o.args) > n[1]:
+		return o, fmt.Errorf("%s takes at least %d argument(s), got %d", o.command, n[0], len(o.args))
+	case o.callArgs.set && o.command != "call":
+		return o, errors.New("--args is only for call")
+	case o.demoServer.set && o.command != "demo":
+		return o, errors.New("--server is only for demo")
 	case o.profile != profileHeadless && o.profile != profileDesktop:
 		return o, errors.New("unknown profile (want headless or desktop)")
 	}
@@ -237,7 +272,7 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitUsage
 	}
 	if o.command == "demo" {
-		return demo(ctx, e)
+		return demo(ctx, e, o.demoServer.path)
 	}
 	a, code := newApp(ctx, o, e)
 	if a == nil {
@@ -253,6 +288,10 @@ func run(ctx context.Context, args []string, e env) int {
 		return a.approve(ctx, o.args[0])
 	case "revoke":
 		return a.revoke(ctx, o.args[0])
+	case "tools":
+		return a.tools(ctx, o.args)
+	case "call":
+		return a.call(ctx, o.args[0], o.args[1], o.callArgs.path)
 	default:
 		return a.doctor(ctx)
 	}

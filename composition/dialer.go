@@ -1,0 +1,309 @@
+package composition
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/mcpsession"
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/egress"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Reasons of the refusals a Dialer makes itself (the transports' own
+// reasons pass through unchanged).
+const (
+	// ReasonTransportUnsupported: the target's Kind is neither http nor
+	// stdio. Class Config.
+	ReasonTransportUnsupported = "transport_unsupported"
+	// ReasonConnectionClosed: the stdio server closed its output (it
+	// exited, or closed stdout), so the call or the session failed. Class
+	// Transient.
+	ReasonConnectionClosed = "connection_closed"
+	// ReasonProgramNotFound: starting the stdio server failed because its
+	// program does not exist (a failure the stdio transport did not
+	// classify itself). Class Config.
+	ReasonProgramNotFound = "program_not_found"
+	// ReasonSpawnFailed: starting the stdio server failed otherwise. Class
+	// Transient.
+	ReasonSpawnFailed = "spawn_failed"
+)
+
+// Dialer admits and constructs the transport of one target: it implements
+// mcpsession.Dialer over adapters/httptransport and adapters/stdiotransport.
+// Admission comes first: for HTTP the egress policy (URL now, every address
+// at dial time) and the authentication decision; for stdio the process
+// authority. Nothing is connected or spawned by Dial itself: the session
+// connects Conn.Transport exactly once.
+//
+// A Dialer is immutable and safe for concurrent use.
+type Dialer struct {
+	http  *httptransport.Factory
+	stdio *stdiotransport.Launcher
+	auth  *Authentication
+}
+
+var _ mcpsession.Dialer = (*Dialer)(nil)
+
+// NewHTTPFactory returns the HTTP transport factory of cfg: cfg.Egress
+// (nil means core/egress's strict default: https to public addresses, http
+// to loopback only) and cfg.HTTP (nil means httptransport's strict
+// defaults). It is a Wire provider.
+func NewHTTPFactory(cfg Config) *httptransport.Factory {
+	policy := cfg.Egress
+	if policy == nil {
+		policy = egress.Default()
+	}
+	return httptransport.New(policy, cfg.HTTP)
+}
+
+// NewLauncher returns the stdio launcher of cfg: cfg.Authority (nil means
+// every launch is refused with ReasonNoProcessAuthority) and cfg.Stdio
+// (nil means stdiotransport's defaults). It is a Wire provider.
+func NewLauncher(cfg Config) *stdiotransport.Launcher {
+	return stdiotransport.New(processAuthority(cfg), cfg.Stdio)
+}
+
+// NewDialer returns a Dialer building HTTP transports with f, stdio
+// transports with l, and authenticating HTTP connections as auth decides
+// (auth must be the Authentication the Host evaluates with). It panics when
+// any argument is nil. It is a Wire provider.
+func NewDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authentication) *Dialer {
+	if f == nil || l == nil || auth == nil {
+		panic("composition: NewDialer needs a factory, a launcher and an authentication")
+	}
+	return &Dialer{http: f, stdio: l, auth: auth}
+}
+
+// Dial admits t and constructs its transport. Errors are *refusal.Error
+// values carrying t.ServerID and never a URL path or query, a header value,
+// argv, an environment value or stderr text:
+//
+//   - http: the authentication refusals of Authentication
+//     (ReasonAuthNotDecided, ReasonOAuthSignInUnavailable,
+//     ReasonHeaderHelperNotAllowed, ...), then those of
+//     httptransport.Factory.Transport (the egress policy's own reasons,
+//     Class Refused, for a URL it refuses: nothing is connected);
+//   - stdio: those of stdiotransport.Launcher.Transport (the authority's
+//     refusal, the cwd and program checks);
+//   - any other Kind: Class Config, ReasonTransportUnsupported.
+//
+// The Conn it returns:
+//
+//   - http: Origin is "scheme://host:port" of the URL (port always
+//     written); Classify is httptransport.Classify for this server and
+//     origin; Trace is httptransport.WithTraceparent; Release closes the
+//     transport's idle connections; Abort is a no-op (the SDK cancels an
+//     abandoned call's POST and sends notifications/cancelled, so the
+//     session stays up).
+//   - stdio: Origin is ""; Abort kills the child's process group at once
+//     (stdiotransport.Transport.Kill); Classify maps the transport's errors
+//     (see classifyStdio); Trace is nil; Release closes the transport,
+//     reaping the child within the transport's bound.
+func (d *Dialer) Dial(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
+	switch t.Kind {
+	case ports.TransportHTTP:
+		return d.dialHTTP(ctx, t)
+	case ports.TransportStdio:
+		return d.dialStdio(ctx, t)
+	}
+	return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonTransportUnsupported, Server: t.ServerID,
+		Detail: "the target's transport is neither http nor stdio"}
+}
+
+func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
+	auth, err := d.auth.authenticator(t)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := d.http.Transport(ctx, t, auth)
+	if err != nil {
+		return nil, err
+	}
+	origin := originOf(t.URL)
+	server := t.ServerID
+	return &mcpsession.Conn{
+		Transport: tr,
+		Origin:    origin,
+		Classify:  func(err error) *refusal.Error { return httptransport.Classify(err, server, origin) },
+		Trace:     httptransport.WithTraceparent,
+		// The SDK cancels an abandoned POST and sends
+		// notifications/cancelled itself: the session stays up.
+		Abort:   func() {},
+		Release: tr.HTTPClient.CloseIdleConnections,
+	}, nil
+}
+
+func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
+	tr, err := d.stdio.Transport(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	server := t.ServerID
+	return &mcpsession.Conn{
+		Transport: tr,
+		Classify:  func(err error) *refusal.Error { return classifyStdio(err, tr, server) },
+		Abort:     func() { _ = tr.Kill() },
+		Release:   func() { _ = tr.Close() },
+	}, nil
+}
+
+// stdioErr is what classifyStdio needs of a stdio transport.
+type stdioErr interface{ Err() error }
+
+// classifyStdio maps an error a session over the stdio transport tr
+// returned to a *refusal.Error stamped with server, copying nothing of
+// err's text:
+//
+//   - nil and context errors give nil (the caller checks its ctx);
+//   - the error that made the transport end the connection (tr.Err(), the
+//     receive cap) wins;
+//   - a *refusal.Error in err's chain (the transport's own: child_killed,
+//     transport_closed, spawn failures) is returned as is;
+//   - the errors of a peer that has gone (EOF, a closed or broken pipe) are
+//     Class Transient, ReasonConnectionClosed;
+//   - an exec failure is Class Config, ReasonProgramNotFound, or Class
+//     Transient, ReasonSpawnFailed;
+//   - anything else (a JSON-RPC error reply, the SDK's own
+//     connection-closed sentinel) gives nil, so mcpsession's own mapping
+//     decides.
+func classifyStdio(err error, tr stdioErr, server string) *refusal.Error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	stamp := func(r *refusal.Error) *refusal.Error {
+		c := *r
+		if c.Server == "" {
+			c.Server = server
+		}
+		return &c
+	}
+	var ref *refusal.Error
+	switch {
+	case tr != nil && errors.As(tr.Err(), &ref):
+		return stamp(ref)
+	case errors.As(err, &ref):
+		return stamp(ref)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.ErrClosedPipe),
+		errors.Is(err, os.ErrClosed), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.EPIPE):
+		return &refusal.Error{Class: refusal.Transient, Reason: ReasonConnectionClosed, Server: server,
+			Detail: "the server process closed its connection"}
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return &refusal.Error{Class: refusal.Config, Reason: ReasonProgramNotFound, Server: server,
+			Detail: "the server's program was not found"}
+	}
+	var ee *exec.Error
+	var pe *fs.PathError
+	if errors.As(err, &ee) || errors.As(err, &pe) {
+		return &refusal.Error{Class: refusal.Transient, Reason: ReasonSpawnFailed, Server: server,
+			Detail: "the server process could not be started"}
+	}
+	return nil
+}
+
+// originOf returns "scheme://host:port" of an http(s) URL, with the
+// scheme and host lower-cased and the port always written (80 and 443 by
+// default), exactly as httptransport stamps its refusals and AuthRequests;
+// or "" when raw does not parse, is not http(s), or its host is neither an
+// IP literal without a zone nor a name of letters, digits, '.', '-' and
+// '_'. It never carries userinfo, a path, a query or a fragment.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	switch {
+	case scheme != "http" && scheme != "https":
+		return ""
+	case port == "" && scheme == "http":
+		port = "80"
+	case port == "" && scheme == "https":
+		port = "443"
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return ""
+		}
+	} else if !hostname(host) {
+		return ""
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// hostname reports whether h is made of letters, digits, '.', '-' and
+// '_' only (the egress policy has judged the name itself).
+func hostname(h string) bool {
+	if h == "" {
+		return false
+	}
+	for _, r := range h {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '.' && r != '-' && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// targetOf returns the ports.Target of a materialized definition with
+// fingerprint fp. Its values may hold secrets: it is never printed.
+func targetOf(m *definition.Materialized, fp string) ports.Target {
+	d := m.Def
+	t := ports.Target{
+		ServerID:    d.Name,
+		Tier:        d.Tier,
+		Origin:      d.Origin,
+		Fingerprint: fp,
+	}
+	switch d.Kind {
+	case definition.KindHTTP:
+		t.Kind = ports.TransportHTTP
+		t.URL = m.URL.Text
+		t.Headers = texts(m.Headers)
+	case definition.KindStdio:
+		t.Kind = ports.TransportStdio
+		t.Command = m.Command.Text
+		if m.Args != nil {
+			t.Args = make([]string, len(m.Args))
+			for i, a := range m.Args {
+				t.Args[i] = a.Text
+			}
+		}
+		t.Env = texts(m.Env)
+		t.Cwd = m.Cwd.Text
+	default:
+		t.Kind = ports.TransportKind(d.Kind)
+	}
+	return t
+}
+
+// texts returns the Text of every value of m, nil for nil.
+func texts(m map[string]definition.Value) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v.Text
+	}
+	return out
+}

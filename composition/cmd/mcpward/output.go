@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpward/mcpward/adapters/httptransport"
 	"io"
 	"strconv"
 	"strings"
@@ -337,6 +338,15 @@ func explainRefused(r composition.Result) (why, fix string) {
 	case definition.RefusalHeadersHelperNotArgv:
 		return "headersHelper is a shell line; only an exact argv (an array of strings) is run",
 			"write headersHelper as a JSON array in " + r.Origin
+	case composition.ReasonOAuthSignInUnavailable:
+		return "the server asks for OAuth and this version of the mcpward CLI offers no sign-in for it; it is never connected with its static headers alone",
+			"use it from a host that registers a sign-in (an Authenticator) for " + r.Name + ", or remove \"oauth\" if the server does not need it"
+	case composition.ReasonHeaderHelperNotAllowed:
+		return "its headersHelper command line is not one the host allows; a helper runs only when its exact argv is allow-listed",
+			"a host program allows it with composition.Config.HelperAllowList; the mcpward CLI allows none"
+	case httptransport.ReasonHelperArgvInvalid:
+		return "its headersHelper is not an exact argv starting with an absolute program path",
+			"write headersHelper as a JSON array whose first element is an absolute path, in " + r.Origin
 	default:
 		return "the definition is refused (" + r.Reason + ")", "correct the entry in " + r.Origin
 	}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/composition"
+)
+
+// TestExplainAuthRefusals checks that each authentication refusal gets its
+// own explanation and fix, not the generic "correct the entry".
+func TestExplainAuthRefusals(t *testing.T) {
+	generic := func(r composition.Result) string { return "correct the entry in " + r.Origin }
+	for _, reason := range []string{
+		composition.ReasonOAuthSignInUnavailable,
+		composition.ReasonHeaderHelperNotAllowed,
+		httptransport.ReasonHelperArgvInvalid,
+	} {
+		t.Run(reason, func(t *testing.T) {
+			r := composition.Result{Name: "svc", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"}
+			why, fix := explain(r)
+			assert.NotContains(t, why, "("+reason+")", "a specific explanation, not the generic one")
+			assert.NotEqual(t, generic(r), fix)
+			assert.NotEmpty(t, fix)
+		})
+	}
+}

@@ -269,10 +269,10 @@ func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMess
 		}
 		return ports.ToolResult{}, refusal.New(refusal.Transient, supervisor.ReasonNotConnected, server)
 	}
-	for _, t := range cat.Tools {
-		if t.ServerName() == tool {
-			return t.Call(ctx, args)
-		}
+	// Host-facing names are a pure function of (server, tool): one map
+	// lookup, however large the catalog.
+	if t, ok := cat.Tool(catalog.ToolName(cat.Server, tool)); ok && t.ServerName() == tool {
+		return t.Call(ctx, args)
 	}
 	return ports.ToolResult{}, &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool, Server: server,
 		Detail: "the server's catalog has no tool of that name"}

@@ -246,3 +246,17 @@ func BenchmarkDiscoverBuild10k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSpec is one Spec of a tool whose schema was packed against
+// earlier ones (the last of 10,000 distinct realistic tools): the cost of
+// expanding the packed schema.
+func BenchmarkSpec(b *testing.B) {
+	cat := Build("store", ports.SessionIdentity{}, Lists{Tools: decodeTools(b, realisticToolsJSON(10_000, true))}, nil, nil)
+	tool := cat.Tools[len(cat.Tools)-1]
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(tool.Spec().InputSchema) == 0 {
+			b.Fatal("empty schema")
+		}
+	}
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"runtime"
 	"slices"
@@ -14,9 +15,25 @@ import (
 // schemaEntry is one narrowed schema, shared by every tool of a catalog
 // whose narrowed schema has the same bytes, with its validator, compiled
 // on the first call of any of them.
+//
+// The schema is kept packed: b is its JSON with every string literal that
+// occurred before in the same packer's schemas replaced by a reference
+// into tab (see packer.encode). Compact JSON never holds a raw control
+// byte, so refMark cannot be part of the JSON itself.
 type schemaEntry struct {
-	b []byte
-	v atomic.Pointer[vnode]
+	b   []byte
+	tab *strtab
+	v   atomic.Pointer[vnode]
+}
+
+// json returns the narrowed schema's JSON: b itself when it holds no
+// reference, else a new slice. It only reads e and its table, which are
+// immutable once Build has returned, so it is safe for concurrent use.
+func (e *schemaEntry) json() []byte {
+	if bytes.IndexByte(e.b, refMark) < 0 {
+		return e.b
+	}
+	return e.tab.expand(make([]byte, 0, e.tab.expandedLen(e.b)), e.b)
 }
 
 // validator returns the compiled validator of e, compiling it first if no
@@ -26,7 +43,7 @@ func (e *schemaEntry) validator() (*vnode, error) {
 	if v := e.v.Load(); v != nil {
 		return v, nil
 	}
-	v, err := compileSchema(e.b)
+	v, err := compileSchema(e.json())
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +62,69 @@ const (
 	// parallelMin is the number of tools per goroutine below which Build
 	// narrows on one goroutine.
 	parallelMin = 512
+	// refMark starts a reference to a string table entry in a packed
+	// schema; its uvarint index follows. Compact JSON escapes every byte
+	// below 0x20, so the mark never occurs in the JSON itself.
+	refMark = 0x01
+	// minRef is the shortest string literal (quotes included) worth a
+	// reference, which takes two or three bytes.
+	minRef = 4
 )
+
+// strtab is the string literals (quotes and escapes included) that occur
+// more than once in one packer's schemas, stored end to end: entry i is
+// data[off[i]:off[i+1]]. It only grows while its packer packs and is
+// immutable afterwards.
+type strtab struct {
+	data []byte
+	off  []uint32
+}
+
+// add appends lit and returns its index.
+func (t *strtab) add(lit []byte) int {
+	if len(t.off) == 0 {
+		t.off = append(t.off, 0)
+	}
+	t.data = append(t.data, lit...)
+	t.off = append(t.off, uint32(len(t.data)))
+	return len(t.off) - 2
+}
+
+func (t *strtab) get(i uint64) []byte { return t.data[t.off[i]:t.off[i+1]] }
+
+// expandedLen returns the length of the JSON the packed schema b stands for.
+func (t *strtab) expandedLen(b []byte) int {
+	n := 0
+	for {
+		k := bytes.IndexByte(b, refMark)
+		if k < 0 {
+			return n + len(b)
+		}
+		i, w := binary.Uvarint(b[k+1:])
+		n += k + int(t.off[i+1]-t.off[i])
+		b = b[k+1+w:]
+	}
+}
+
+// expand appends the JSON the packed schema b stands for to dst.
+func (t *strtab) expand(dst, b []byte) []byte {
+	for {
+		k := bytes.IndexByte(b, refMark)
+		if k < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:k]...)
+		i, w := binary.Uvarint(b[k+1:])
+		dst = append(dst, t.get(i)...)
+		b = b[k+1+w:]
+	}
+}
+
+// clip trims t's slices to their length, once its packer is done.
+func (t *strtab) clip() {
+	t.data = bytes.Clone(t.data)
+	t.off = slices.Clone(t.off)
+}
 
 // packer narrows schemas and packs the results: identical narrowed
 // schemas are stored once, all of them in shared blocks.
@@ -55,10 +134,111 @@ type packer struct {
 	slab  []schemaEntry
 	seed  maphash.Seed
 	seen  map[uint64]*schemaEntry
+	// tab is the string table of this packer's entries; strs maps each
+	// string literal met so far to its index in tab, or to -1 when it
+	// was met only once (and is stored inline in that one schema).
+	tab  *strtab
+	strs map[uint64]int
+	enc  []byte  // scratch: the packed form of buf
+	dec  []byte  // scratch: an entry's JSON, to compare with buf
+	ends []int32 // scratch: valueEnds
+	open []int32 // scratch: valueEnds
 }
 
 func newPacker(seed maphash.Seed) *packer {
-	return &packer{seed: seed, seen: make(map[uint64]*schemaEntry)}
+	return &packer{seed: seed, seen: make(map[uint64]*schemaEntry), tab: new(strtab), strs: make(map[uint64]int)}
+}
+
+// done trims the packer's string table; the packer must not pack again.
+func (p *packer) done() { p.tab.clip() }
+
+// encode appends the packed form of the compact JSON src to dst: every
+// string literal of at least minRef bytes, and every object or array
+// below the root, that was met before, in this schema or an earlier one,
+// becomes refMark and the uvarint of its index in p.tab. A value met the
+// first time is copied, its own parts packed the same way.
+//
+// p.strs is keyed by hash; a hash that names a table entry is taken only
+// when the entry's bytes are equal, so a collision costs at most a
+// needless table entry, never a wrong schema.
+func (p *packer) encode(dst, src []byte) []byte {
+	ends := p.valueEnds(src)
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c != '"' && (c != '{' && c != '[' || i == 0) {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		end := int(ends[i])
+		lit := src[i:end]
+		if len(lit) < minRef {
+			dst = append(dst, lit...)
+			i = end
+			continue
+		}
+		h := maphash.Bytes(p.seed, lit)
+		k, met := p.strs[h]
+		switch {
+		case !met:
+			k = -1
+			p.strs[h] = k
+		case k < 0:
+			k = p.tab.add(lit)
+			p.strs[h] = k
+		case !bytes.Equal(p.tab.get(uint64(k)), lit):
+			k = -1 // a hash collision: leave this one inline
+		}
+		if k < 0 {
+			if c == '"' {
+				dst = append(dst, lit...)
+				i = end
+			} else {
+				dst = append(dst, c) // pack the parts
+				i++
+			}
+			continue
+		}
+		dst = append(dst, refMark)
+		dst = binary.AppendUvarint(dst, uint64(k))
+		i = end
+	}
+	return dst
+}
+
+// valueEnds returns, at the index of each string literal's opening quote
+// and each '{' and '[' of the compact JSON src, the end of that value;
+// other indices hold garbage. The slice is p's scratch.
+func (p *packer) valueEnds(src []byte) []int32 {
+	if cap(p.ends) < len(src) {
+		p.ends = make([]int32, len(src)+len(src)/4)
+	}
+	ends, open := p.ends[:len(src)], p.open[:0]
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			e := stringEnd(src, i)
+			ends[i] = int32(e)
+			i = e - 1
+		case '{', '[':
+			open = append(open, int32(i))
+		case '}', ']':
+			ends[open[len(open)-1]] = int32(i + 1)
+			open = open[:len(open)-1]
+		}
+	}
+	p.open = open
+	return ends
+}
+
+// stringEnd returns the end of the JSON string literal starting at a[i].
+func stringEnd(a []byte, i int) int {
+	for i++; a[i] != '"'; i++ {
+		if a[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
 }
 
 // pack narrows schema and returns its entry and the dropped paths.
@@ -67,15 +247,19 @@ func (p *packer) pack(schema map[string]any) (*schemaEntry, []string) {
 	p.root(schema)
 	h := maphash.Bytes(p.seed, p.buf)
 	prev, hashed := p.seen[h]
-	if hashed && bytes.Equal(prev.b, p.buf) {
-		return prev, p.dropped
+	if hashed {
+		p.dec = prev.tab.expand(p.dec[:0], prev.b)
+		if bytes.Equal(p.dec, p.buf) {
+			return prev, p.dropped
+		}
 	}
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]schemaEntry, 0, slabSize)
 	}
 	p.slab = p.slab[:len(p.slab)+1]
 	e := &p.slab[len(p.slab)-1]
-	e.b = p.intern(p.buf)
+	p.enc = p.encode(p.enc[:0], p.buf)
+	e.b, e.tab = p.intern(p.enc), p.tab
 	if !hashed {
 		p.seen[h] = e
 	}
@@ -150,6 +334,7 @@ func startPreparer() *preparer {
 				pr.out.dropped = append(pr.out.dropped, dropped)
 			}
 		}
+		p.done()
 	}()
 	return pr
 }
@@ -195,6 +380,9 @@ func prepare(server string, items []ports.ToolItem, idx []int, slots []Tool, pre
 			m, _ := objectSchema(items[i].InputSchema)
 			slots[i].schema, slots[i].narrowed = p.pack(m)
 		}
+		if p != nil {
+			p.done()
+		}
 		return
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(idx)/parallelMin)
@@ -217,6 +405,7 @@ func prepareRange(server string, items []ports.ToolItem, idx []int, slots []Tool
 		m, _ := objectSchema(items[i].InputSchema)
 		slots[i].schema, slots[i].narrowed = p.pack(m)
 	}
+	p.done()
 }
 
 // setNames sets t's host-facing and server names from it.

@@ -52,9 +52,11 @@ type Tool struct {
 
 // Spec returns the tool's description for the model: the host-facing
 // name, the server's description and the narrowed input schema.
-// InputSchema is shared by every call of Spec and must not be modified.
+// InputSchema may be shared with other calls of Spec and must not be
+// modified. Spec is safe for concurrent use; it may allocate, as the
+// catalog keeps schemas packed (see schemaEntry).
 func (t *Tool) Spec() ports.ToolSpec {
-	return ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.b}
+	return ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.json()}
 }
 
 // HostName returns the host-facing name (ToolName of the server and the
@@ -122,14 +124,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (ports.ToolResult
 	if err != nil {
 		return ports.ToolResult{}, &refusal.Error{Class: refusal.Internal, Reason: ReasonValidatorUnavailable, Server: t.srv.id}
 	}
-	inst, f := decodeArgs(args)
-	if f == nil {
-		if _, ok := inst.(map[string]any); !ok {
-			f = &failure{rule: RuleType}
-		} else {
-			f = v.validate(inst)
-		}
-	}
+	f := checkArgs(args, v)
 	if f != nil {
 		return ports.ToolResult{}, &ArgumentError{Path: f.path(), Rule: f.rule, err: &refusal.Error{
 			Class: refusal.Config, Reason: ReasonInvalidArguments, Server: t.srv.id, Detail: f.rule,

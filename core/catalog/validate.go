@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -234,12 +233,57 @@ func (f *failure) path() string {
 	return string(b)
 }
 
-// decodeArgs checks a call's arguments against the size and depth limits
-// and decodes them, numbers as json.Number.
-func decodeArgs(args []byte) (any, *failure) {
+// checkArgs checks a call's arguments against the size and depth limits,
+// that they are exactly one JSON object (whitespace around it allowed),
+// and validates them against root (nil accepts any object), returning
+// the first failure or nil.
+//
+// It reads the bytes once, without decoding them into Go values, and
+// reports exactly what decoding them with encoding/json (numbers as
+// json.Number) and validating the decoded value would: invalid JSON
+// anywhere wins over a schema failure; a duplicate member counts with
+// its last value only (its earlier values must still be valid JSON);
+// strings, names included, compare as encoding/json decodes them
+// (escapes resolved, invalid UTF-8 and lone surrogates as U+FFFD); an
+// object's first failure is its first missing required property, else
+// that of its failing member whose name sorts first.
+func checkArgs(args []byte, root *vnode) *failure {
 	if len(args) > MaxArgumentBytes {
-		return nil, &failure{rule: RuleTooLarge}
+		return &failure{rule: RuleTooLarge}
 	}
+	// The depth limit applies to invalid JSON too, counting brackets
+	// outside strings (tooDeep). In valid JSON that count is the nesting
+	// the scanner sees, and the scanner stops past the limit, so only
+	// arguments it stops on need counting.
+	var s argScanner
+	s.data = args
+	s.ws()
+	isObject := s.pos < len(args) && args[s.pos] == '{'
+	var f *failure
+	if isObject {
+		f = s.value(root, 0)
+	} else {
+		s.value(nil, 0)
+	}
+	if !s.bad {
+		s.ws()
+		s.bad = s.pos != len(args)
+	}
+	switch {
+	case s.bad && tooDeep(args):
+		return &failure{rule: RuleTooDeep}
+	case s.bad:
+		return &failure{rule: RuleInvalidJSON}
+	case !isObject:
+		return &failure{rule: RuleType}
+	}
+	return f
+}
+
+// tooDeep reports whether args nest arrays and objects deeper than
+// MaxArgumentDepth, counting the brackets outside strings whether or not
+// args are valid JSON.
+func tooDeep(args []byte) bool {
 	depth, inString := 0, false
 	for i := 0; i < len(args); i++ {
 		c := args[i]
@@ -257,44 +301,500 @@ func decodeArgs(args []byte) (any, *failure) {
 			inString = true
 		case '[', '{':
 			if depth++; depth > MaxArgumentDepth {
-				return nil, &failure{rule: RuleTooDeep}
+				return true
 			}
 		case ']', '}':
 			depth--
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, &failure{rule: RuleInvalidJSON}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &failure{rule: RuleInvalidJSON}
-	}
-	return v, nil
+	return false
 }
 
-// kind returns the type bits of a decoded instance.
-func kind(v any) uint8 {
-	switch x := v.(type) {
-	case nil:
-		return tNull
-	case bool:
-		return tBoolean
-	case map[string]any:
-		return tObject
-	case []any:
-		return tArray
-	case string:
-		return tString
-	case json.Number:
-		if integerLiteral(string(x)) {
-			return tNumber | tInteger
+// memberRec is the record of one object member: its decoded name and the
+// failure its (last) value gives, if any.
+type memberRec struct {
+	name []byte
+	fail *failure
+}
+
+// argScanner is a single-pass JSON syntax checker and schema validator.
+// A nil schema checks syntax only.
+type argScanner struct {
+	data []byte
+	pos  int
+	bad  bool // a syntax error or nesting past MaxArgumentDepth
+}
+
+// ws skips JSON whitespace.
+func (s *argScanner) ws() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
 		}
-		return tNumber
 	}
-	return 0
+}
+
+// value scans one value (after whitespace) and validates it against n.
+// On a syntax error it sets s.bad, and its result is meaningless.
+func (s *argScanner) value(n *vnode, depth int) *failure {
+	s.ws()
+	if s.pos >= len(s.data) {
+		s.bad = true
+		return nil
+	}
+	if c := s.data[s.pos]; (c == '{' || c == '[') && depth >= MaxArgumentDepth {
+		s.bad = true // tooDeep decides which
+		return nil
+	}
+	start := s.pos
+	var (
+		k    uint8
+		text []byte // a string's decoded value or a number's literal
+		f    *failure
+	)
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		if n != nil && n.types != 0 && n.types&tObject == 0 {
+			s.object(nil, depth)
+			return &failure{rule: RuleType}
+		}
+		f = s.object(n, depth)
+		k = tObject
+	case c == '[':
+		if n != nil && n.types != 0 && n.types&tArray == 0 {
+			s.array(nil, depth)
+			return &failure{rule: RuleType}
+		}
+		f = s.array(n, depth)
+		k = tArray
+	case c == '"':
+		a, b, plain := s.str()
+		if s.bad || n == nil {
+			return nil
+		}
+		k = tString
+		if n.has&(hasConst|hasEnum|hasMinLength|hasMaxLength) != 0 || n.pattern != nil {
+			text = s.decode(a, b, plain)
+		}
+	case c == 't':
+		s.literal("true")
+		k = tBoolean
+	case c == 'f':
+		s.literal("false")
+		k = tBoolean
+	case c == 'n':
+		s.literal("null")
+		k = tNull
+	case c == '-' || c >= '0' && c <= '9':
+		text = s.number()
+		k = tNumber
+	default:
+		s.bad = true
+	}
+	if s.bad || n == nil {
+		return nil
+	}
+	if n.types != 0 && n.types&k == 0 {
+		// Only a number can still match: as an integer.
+		if k != tNumber || n.types&tInteger == 0 || !integerLiteral(string(text)) {
+			return &failure{rule: RuleType}
+		}
+	}
+	if n.has&(hasConst|hasEnum) != 0 {
+		if k == tArray || k == tObject {
+			// Rare: an array or object checked against const or enum
+			// values. Decode it as encoding/json does, once.
+			var v any
+			dec := json.NewDecoder(bytes.NewReader(s.data[start:s.pos]))
+			dec.UseNumber()
+			_ = dec.Decode(&v) // valid JSON: scanned
+			if n.has&hasConst != 0 && !jsonEqual(n.constv, v, 0) {
+				return &failure{rule: RuleConst}
+			}
+			if n.has&hasEnum != 0 && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v, 0) }) {
+				return &failure{rule: RuleEnum}
+			}
+			return f
+		}
+		if n.has&hasConst != 0 && !s.equalScalar(n.constv, k, text, start) {
+			return &failure{rule: RuleConst}
+		}
+		if n.has&hasEnum != 0 && !slices.ContainsFunc(n.enum, func(e any) bool { return s.equalScalar(e, k, text, start) }) {
+			return &failure{rule: RuleEnum}
+		}
+	}
+	switch k {
+	case tNumber:
+		if n.has&(hasMinimum|hasMaximum|hasExclusiveMinimum|hasExclusiveMaximum) == 0 {
+			break
+		}
+		x, _ := strconv.ParseFloat(string(text), 64) // ±Inf beyond range
+		switch {
+		case n.has&hasMinimum != 0 && x < n.num[0]:
+			return &failure{rule: RuleMinimum}
+		case n.has&hasMaximum != 0 && x > n.num[1]:
+			return &failure{rule: RuleMaximum}
+		case n.has&hasExclusiveMinimum != 0 && x <= n.num[2]:
+			return &failure{rule: RuleExclusiveMinimum}
+		case n.has&hasExclusiveMaximum != 0 && x >= n.num[3]:
+			return &failure{rule: RuleExclusiveMaximum}
+		}
+	case tString:
+		if n.has&(hasMinLength|hasMaxLength) != 0 {
+			l := float64(utf8.RuneCount(text))
+			if n.has&hasMinLength != 0 && l < n.counts[0] {
+				return &failure{rule: RuleMinLength}
+			}
+			if n.has&hasMaxLength != 0 && l > n.counts[1] {
+				return &failure{rule: RuleMaxLength}
+			}
+		}
+		if n.pattern != nil && !n.pattern.Match(text) {
+			return &failure{rule: RulePattern}
+		}
+	}
+	return f
+}
+
+// equalScalar reports whether the schema value e equals the scanned
+// scalar of kind k starting at start, compared as jsonEqual compares it
+// with its decoded value: text is a string's decoded value or a number's
+// literal.
+func (s *argScanner) equalScalar(e any, k uint8, text []byte, start int) bool {
+	switch x := e.(type) {
+	case nil:
+		return k == tNull
+	case bool:
+		return k == tBoolean && x == (s.data[start] == 't')
+	case string:
+		return k == tString && x == string(text)
+	case float64:
+		if k != tNumber {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(text), 64)
+		return err == nil && f == x
+	}
+	return false // an array or object never equals a scalar
+}
+
+// literal scans the literal w.
+func (s *argScanner) literal(w string) {
+	if len(s.data)-s.pos < len(w) || string(s.data[s.pos:s.pos+len(w)]) != w {
+		s.bad = true
+		return
+	}
+	s.pos += len(w)
+}
+
+// number scans a number and returns its literal.
+func (s *argScanner) number() []byte {
+	d, i := s.data, s.pos
+	digits := func() bool {
+		j := i
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case !digits():
+		s.bad = true
+		return nil
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if !digits() {
+			s.bad = true
+			return nil
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if !digits() {
+			s.bad = true
+			return nil
+		}
+	}
+	text := d[s.pos:i]
+	s.pos = i
+	return text
+}
+
+// str scans a string and returns the bounds of its contents; plain means
+// they are their own decoded value (no escapes, valid UTF-8).
+func (s *argScanner) str() (a, b int, plain bool) {
+	d := s.data
+	i := s.pos + 1
+	escaped, high := false, false
+	for {
+		for i < len(d) && d[i] >= 0x20 && d[i] < 0x80 && d[i] != '"' && d[i] != '\\' {
+			i++
+		}
+		if i >= len(d) {
+			s.bad = true
+			return 0, 0, false
+		}
+		switch c := d[i]; {
+		case c == '"':
+			a, b = s.pos+1, i
+			s.pos = i + 1
+			return a, b, !escaped && (!high || utf8.Valid(d[a:b]))
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(d) {
+				s.bad = true
+				return 0, 0, false
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(d)-i < 6 || !isHex(d[i+2]) || !isHex(d[i+3]) || !isHex(d[i+4]) || !isHex(d[i+5]) {
+					s.bad = true
+					return 0, 0, false
+				}
+				i += 6
+			default:
+				s.bad = true
+				return 0, 0, false
+			}
+		case c < 0x20:
+			s.bad = true
+			return 0, 0, false
+		default:
+			high = true
+			i++
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// decode returns the decoded value of the string whose contents str
+// bounded. A string with escapes or invalid UTF-8 (rare in names and
+// constrained values) is decoded by encoding/json itself.
+func (s *argScanner) decode(a, b int, plain bool) []byte {
+	if plain {
+		return s.data[a:b]
+	}
+	var v string
+	if json.Unmarshal(s.data[a-1:b+1], &v) != nil {
+		s.bad = true // unreachable: str checked the syntax
+		return nil
+	}
+	return []byte(v)
+}
+
+// array scans an array and validates it against n.
+func (s *argScanner) array(n *vnode, depth int) *failure {
+	s.pos++ // '['
+	var items *vnode
+	if n != nil {
+		items = n.items
+	}
+	var first *failure
+	count := 0
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+	} else {
+		for {
+			f := s.value(items, depth+1)
+			if s.bad {
+				return nil
+			}
+			if f != nil {
+				first = f.at(pathSeg{idx: count})
+				items = nil // the rest only needs to be valid JSON
+			}
+			count++
+			s.ws()
+			if s.pos >= len(s.data) {
+				s.bad = true
+				return nil
+			}
+			c := s.data[s.pos]
+			s.pos++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				s.bad = true
+				return nil
+			}
+		}
+	}
+	if n == nil {
+		return nil
+	}
+	l := float64(count)
+	if n.has&hasMinItems != 0 && l < n.counts[2] {
+		return &failure{rule: RuleMinItems}
+	}
+	if n.has&hasMaxItems != 0 && l > n.counts[3] {
+		return &failure{rule: RuleMaxItems}
+	}
+	return first
+}
+
+// manyMembers is the member count past which an object's names are
+// indexed by a map rather than searched.
+const manyMembers = 16
+
+// object scans an object and validates it against n.
+func (s *argScanner) object(n *vnode, depth int) *failure {
+	s.pos++ // '{'
+	members := n != nil && (n.props != nil || n.noAddl || n.addl != nil)
+	names := members || n != nil && len(n.required) > 0
+	var buf [8]memberRec
+	recs := buf[:0]
+	var index map[string]int // name to recs index, past manyMembers
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			s.ws()
+			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+				s.bad = true
+				return nil
+			}
+			a, b, plain := s.str()
+			if s.bad {
+				return nil
+			}
+			var name []byte
+			if names {
+				name = s.decode(a, b, plain)
+			}
+			s.ws()
+			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+				s.bad = true
+				return nil
+			}
+			s.pos++
+			var fail *failure
+			var p *vnode
+			ok := false
+			if members {
+				p, ok = n.props[string(name)]
+			}
+			switch {
+			case ok:
+				if f := s.value(p, depth+1); f != nil {
+					fail = f.at(pathSeg{name: string(name), idx: -1})
+				}
+			case members && n.noAddl:
+				s.value(nil, depth+1)
+				fail = &failure{rule: RuleAdditionalProperty}
+			case members && n.addl != nil:
+				if s.value(n.addl, depth+1) != nil {
+					fail = &failure{rule: RuleAdditionalProperty}
+				}
+			default:
+				s.value(nil, depth+1)
+			}
+			if s.bad {
+				return nil
+			}
+			if names {
+				// A later duplicate replaces the earlier value.
+				if i := findName(recs, name, index); i >= 0 {
+					recs[i].fail = fail
+				} else {
+					recs = append(recs, memberRec{name: name, fail: fail})
+					if index != nil {
+						index[string(name)] = len(recs) - 1
+					} else if len(recs) > manyMembers {
+						index = make(map[string]int, 2*manyMembers)
+						for i, m := range recs {
+							index[string(m.name)] = i
+						}
+					}
+				}
+			}
+			s.ws()
+			if s.pos >= len(s.data) {
+				s.bad = true
+				return nil
+			}
+			c := s.data[s.pos]
+			s.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				s.bad = true
+				return nil
+			}
+		}
+	}
+	if n == nil {
+		return nil
+	}
+	for _, r := range n.required {
+		if !hasName(recs, r, index) {
+			return (&failure{rule: RuleRequired}).at(pathSeg{name: r, idx: -1})
+		}
+	}
+	// The failure of the failing member whose name sorts first.
+	var first *memberRec
+	for i := range recs {
+		m := &recs[i]
+		if m.fail != nil && (first == nil || bytes.Compare(m.name, first.name) < 0) {
+			first = m
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first.fail
+}
+
+// hasName reports whether one of recs is named name; index, if not nil,
+// maps their names to their indexes.
+func hasName(recs []memberRec, name string, index map[string]int) bool {
+	if index != nil {
+		_, ok := index[name]
+		return ok
+	}
+	for i := range recs {
+		if string(recs[i].name) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// findName returns the index of the one of recs named name, or -1; index,
+// if not nil, maps their names to their indexes.
+func findName(recs []memberRec, name []byte, index map[string]int) int {
+	if index != nil {
+		if i, ok := index[string(name)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range recs {
+		if string(recs[i].name) == string(name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // integerLiteral reports whether the JSON number literal s denotes an
@@ -344,115 +844,6 @@ func allZero(s string) bool {
 		}
 	}
 	return true
-}
-
-// validate checks v against n and returns the first failure, or nil.
-// Object members are visited in key order, so the failure reported is
-// deterministic.
-func (n *vnode) validate(v any) *failure {
-	k := kind(v)
-	if n.types != 0 && n.types&k == 0 {
-		return &failure{rule: RuleType}
-	}
-	if n.has&hasConst != 0 && !jsonEqual(n.constv, v, 0) {
-		return &failure{rule: RuleConst}
-	}
-	if n.has&hasEnum != 0 && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v, 0) }) {
-		return &failure{rule: RuleEnum}
-	}
-	switch x := v.(type) {
-	case json.Number:
-		f, _ := strconv.ParseFloat(string(x), 64) // ±Inf beyond range
-		switch {
-		case n.has&hasMinimum != 0 && f < n.num[0]:
-			return &failure{rule: RuleMinimum}
-		case n.has&hasMaximum != 0 && f > n.num[1]:
-			return &failure{rule: RuleMaximum}
-		case n.has&hasExclusiveMinimum != 0 && f <= n.num[2]:
-			return &failure{rule: RuleExclusiveMinimum}
-		case n.has&hasExclusiveMaximum != 0 && f >= n.num[3]:
-			return &failure{rule: RuleExclusiveMaximum}
-		}
-	case string:
-		if n.has&(hasMinLength|hasMaxLength) != 0 {
-			l := float64(utf8.RuneCountInString(x))
-			if n.has&hasMinLength != 0 && l < n.counts[0] {
-				return &failure{rule: RuleMinLength}
-			}
-			if n.has&hasMaxLength != 0 && l > n.counts[1] {
-				return &failure{rule: RuleMaxLength}
-			}
-		}
-		if n.pattern != nil && !n.pattern.MatchString(x) {
-			return &failure{rule: RulePattern}
-		}
-	case []any:
-		l := float64(len(x))
-		if n.has&hasMinItems != 0 && l < n.counts[2] {
-			return &failure{rule: RuleMinItems}
-		}
-		if n.has&hasMaxItems != 0 && l > n.counts[3] {
-			return &failure{rule: RuleMaxItems}
-		}
-		if n.items != nil {
-			for i, el := range x {
-				if f := n.items.validate(el); f != nil {
-					return f.at(pathSeg{idx: i})
-				}
-			}
-		}
-	case map[string]any:
-		return n.validateObject(x)
-	}
-	return nil
-}
-
-func (n *vnode) validateObject(m map[string]any) *failure {
-	for _, r := range n.required {
-		if _, ok := m[r]; !ok {
-			return (&failure{rule: RuleRequired}).at(pathSeg{name: r, idx: -1})
-		}
-	}
-	if n.props == nil && !n.noAddl && n.addl == nil {
-		return nil
-	}
-	// Unordered first (no allocation); on a failure, again in key order
-	// to report the first failing member deterministically.
-	for k, v := range m {
-		if n.member(k, v) != nil {
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				if f := n.member(k, m[k]); f != nil {
-					return f
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// member validates the member k of an object. A failure of a property the
-// schema names is reported under its name; an additional property is
-// reported at the object itself, so a path never carries a name the
-// arguments chose.
-func (n *vnode) member(k string, v any) *failure {
-	if s, ok := n.props[k]; ok {
-		if f := s.validate(v); f != nil {
-			return f.at(pathSeg{name: k, idx: -1})
-		}
-		return nil
-	}
-	if n.noAddl {
-		return &failure{rule: RuleAdditionalProperty}
-	}
-	if n.addl != nil && n.addl.validate(v) != nil {
-		return &failure{rule: RuleAdditionalProperty}
-	}
-	return nil
 }
 
 // jsonEqual reports whether the schema value a (numbers as float64) and the

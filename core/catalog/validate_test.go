@@ -216,3 +216,74 @@ func depthOf(b []byte) int {
 	_ = json.Unmarshal(b, &v)
 	return walk(v)
 }
+
+// TestCheckArgsEdges pins what checkArgs does with the inputs where a
+// hand-written scanner could most easily part from encoding/json, and
+// checks that the old decode-then-walk validator agrees.
+func TestCheckArgsEdges(t *testing.T) {
+	const schema = `{"type":"object","additionalProperties":false,"required":["a"],"properties":{
+		"a":{"type":"integer","maximum":5},"b":{"type":"string","maxLength":1,"pattern":"^.$"},
+		"é":{"enum":["\ufffd",[1]]},"\ufffd":{"type":"null"},"c":{"type":"array","items":{"type":"object"}}}}`
+	root, err := compileSchema([]byte(schema))
+	require.NoError(t, err)
+	deep := strings.Repeat("[", MaxArgumentDepth) + strings.Repeat("]", MaxArgumentDepth)
+	tests := []struct {
+		name, args, path, rule string
+	}{
+		{"valid", `{"a":1}`, "", ""},
+		{"whitespace around", " \t\r\n{\"a\":1} \n", "", ""},
+		{"duplicate: the last value counts", `{"a":"x","a":1}`, "", ""},
+		{"duplicate: the last value fails", `{"a":1,"a":"x"}`, "/a", RuleType},
+		{"duplicate: an earlier value must be valid JSON", `{"a":[,"a":1}`, "/", RuleInvalidJSON},
+		{"escaped name", `{"\u0061":1}`, "", ""},
+		{"invalid UTF-8 name is U+FFFD", "{\"a\":1,\"\xff\":null}", "", ""},
+		{"lone surrogate name is U+FFFD", `{"a":1,"\ud800":1}`, "/\ufffd", RuleType},
+		{"invalid UTF-8 in a value is U+FFFD", "{\"a\":1,\"é\":\"\xff\"}", "", ""},
+		{"one character per invalid byte", "{\"a\":1,\"b\":\"\xff\xfe\"}", "/b", RuleMaxLength},
+		{"escaped string value", `{"a":1,"b":"\u00e9"}`, "", ""},
+		{"composite enum", `{"a":1,"é":[1.0]}`, "", ""},
+		{"composite enum fails", `{"a":1,"é":[2]}`, "/é", RuleEnum},
+		{"integer from the literal", `{"a":5.000e0}`, "", ""},
+		{"not an integer", `{"a":12345678901234567890.5}`, "/a", RuleType},
+		{"1e400 is past every maximum", `{"a":1e400}`, "/a", RuleMaximum},
+		{"-1e400", `{"a":-1e400}`, "", ""},
+		{"trailing value", `{"a":1} {}`, "/", RuleInvalidJSON},
+		{"trailing garbage", `{"a":1}x`, "/", RuleInvalidJSON},
+		{"trailing comma", `{"a":1,}`, "/", RuleInvalidJSON},
+		{"control character in a string", "{\"a\":1,\"b\":\"\x01\"}", "/", RuleInvalidJSON},
+		{"bad escape", `{"a":1,"b":"\x"}`, "/", RuleInvalidJSON},
+		{"short unicode escape", `{"a":1,"b":"\u12"}`, "/", RuleInvalidJSON},
+		{"leading zero", `{"a":01}`, "/", RuleInvalidJSON},
+		{"bare minus", `{"a":-}`, "/", RuleInvalidJSON},
+		{"empty", ``, "/", RuleInvalidJSON},
+		{"not an object", `[{"a":1}]`, "/", RuleType},
+		{"invalid JSON beats a schema failure", `{"zz":1,"a":`, "/", RuleInvalidJSON},
+		{"first failing name in order", `{"b":"xy","a":"x","c":[1]}`, "/a", RuleType},
+		{"required before members", `{"zz":1}`, "/a", RuleRequired},
+		{"additional property at the object", `{"a":1,"zz":1}`, "/", RuleAdditionalProperty},
+		{"array item path", `{"a":1,"c":[{},{},3]}`, "/c/2", RuleType},
+		{"as deep as allowed", `{"a":1,"c":[{"x":` + deep[3:len(deep)-3] + `}]}`, "", ""},
+		{"too deep", `{"a":1,"c":[{"x":` + deep + `}]}`, "/", RuleTooDeep},
+		{"too deep and invalid", `{"a":` + deep[:MaxArgumentDepth] + `x`, "/", RuleTooDeep},
+		{"too deep past a syntax error", `x[` + deep, "/", RuleTooDeep},
+		{"closing brackets lower the count", `}` + deep, "/", RuleInvalidJSON},
+		{"brackets in strings do not count", `{"a":1,"b":"` + deep + `"}`, "/b", RuleMaxLength},
+		{"many members and a duplicate", `{"a":"x",` + strings.Repeat(`"\ufffd":null,`, 40) + `"a":1}`, "", ""},
+		{"too large", `{"a":"` + strings.Repeat("x", MaxArgumentBytes) + `"}`, "/", RuleTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for impl, check := range map[string]func([]byte, *vnode) *failure{"new": checkArgs, "old": oldCheckArgs} {
+				f := check([]byte(tt.args), root)
+				if tt.rule == "" {
+					assert.Nil(t, f, impl)
+					continue
+				}
+				if assert.NotNil(t, f, impl) {
+					assert.Equal(t, tt.rule, f.rule, impl)
+					assert.Equal(t, tt.path, f.path(), impl)
+				}
+			}
+		})
+	}
+}

@@ -24,8 +24,10 @@ func TestDesktopKeychain(t *testing.T) {
 		t.Skip("needs a real Secret Service: run under scripts/keyring-session.sh (make test-keychain)")
 	}
 	require.NotEmpty(t, sessionBus)
+	example := exampleBinary(t)
 	w := newWorld(t, map[string]string{
 		"config/mcpward/mcp.json": `{"mcpServers": {"files": {"command": "files-mcp"}}}`,
+		"ws/.mcp.json":            `{"mcpServers": {"example": {"command": ` + jsonString(example) + `}}}`,
 	}, "DBUS_SESSION_BUS_ADDRESS="+sessionBus, "XDG_RUNTIME_DIR="+os.Getenv("XDG_RUNTIME_DIR"))
 
 	r := w.run(t, "--profile", "desktop", "doctor", "--json")
@@ -45,7 +47,24 @@ func TestDesktopKeychain(t *testing.T) {
 	}
 	assert.True(t, found, "doctor probed no token store")
 
-	r = w.run(t, "--profile", "desktop", "list", "--json")
+	// Every other command, in the desktop profile, on the real keychain.
+	desktop := func(args ...string) result { return w.run(t, append([]string{"--profile", "desktop"}, args...)...) }
+	r = desktop("list", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"files"`)
+	r = desktop("show", "example")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "example: denied")
+	r = desktop("approve", "example")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = desktop("tools", "example")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "mcp__example__echo")
+	r = desktop("call", "example", "echo", "--args", `{"text":"from the desktop profile"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "from the desktop profile\n", r.stdout)
+	r = desktop("revoke", "example")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = desktop("call", "example", "echo", "--args", `{"text":"x"}`)
+	assert.Equal(t, 1, r.code, "a revoked server is not connected")
 }

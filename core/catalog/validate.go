@@ -622,19 +622,12 @@ func (s *argScanner) array(n *vnode, depth int) *failure {
 				items = nil // the rest only needs to be valid JSON
 			}
 			count++
-			s.ws()
-			if s.pos >= len(s.data) {
-				s.bad = true
+			end, ok := s.separator(']')
+			if !ok {
 				return nil
 			}
-			c := s.data[s.pos]
-			s.pos++
-			if c == ']' {
+			if end {
 				break
-			}
-			if c != ',' {
-				s.bad = true
-				return nil
 			}
 		}
 	}
@@ -727,19 +720,12 @@ func (s *argScanner) object(n *vnode, depth int) *failure {
 					}
 				}
 			}
-			s.ws()
-			if s.pos >= len(s.data) {
-				s.bad = true
+			end, ok := s.separator('}')
+			if !ok {
 				return nil
 			}
-			c := s.data[s.pos]
-			s.pos++
-			if c == '}' {
+			if end {
 				break
-			}
-			if c != ',' {
-				s.bad = true
-				return nil
 			}
 		}
 	}
@@ -894,4 +880,25 @@ func jsonEqual(a, b any, depth int) bool {
 		return true
 	}
 	return false
+}
+
+// separator reads, after optional whitespace, either the close byte of the
+// array or object being scanned (end) or a ','. Anything else, or the end
+// of the data, marks the scan bad and returns ok=false.
+func (s *argScanner) separator(close byte) (end, ok bool) {
+	s.ws()
+	if s.pos >= len(s.data) {
+		s.bad = true
+		return false, false
+	}
+	c := s.data[s.pos]
+	s.pos++
+	if c == close {
+		return true, true
+	}
+	if c != ',' {
+		s.bad = true
+		return false, false
+	}
+	return false, true
 }

@@ -7,76 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // maxValueDepth bounds the nesting of a JSON value (enum, const, default,
 // examples) the encoder writes; deeper values, and cyclic Go values a
 // caller may pass to Narrow, are not encodable.
 const maxValueDepth = 128
-
-const hexDigits = "0123456789abcdef"
-
-// htmlSafe reports the ASCII bytes encoding/json writes unescaped.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for b := range utf8.RuneSelf {
-		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return t
-}()
-
-// appendString appends s as a JSON string exactly as encoding/json writes
-// it: <, > and & are escaped, invalid UTF-8 becomes \ufffd, and U+2028 and
-// U+2029 are escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if htmlSafe[b] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 // appendFloat appends a finite f exactly as encoding/json writes a float64.
 func appendFloat(dst []byte, f float64) []byte {
@@ -150,7 +88,7 @@ func (e *encoder) value(v any, depth int) bool {
 		}
 		e.buf = appendNumber(e.buf, f)
 	case string:
-		e.buf = appendString(e.buf, x)
+		e.buf = jsontext.AppendString(e.buf, x)
 	case []any:
 		e.buf = append(e.buf, '[')
 		for i, el := range x {
@@ -174,7 +112,7 @@ func (e *encoder) value(v any, depth int) bool {
 				e.buf = append(e.buf, ',')
 			}
 			m := e.keys[i]
-			e.buf = appendString(e.buf, m.k)
+			e.buf = jsontext.AppendString(e.buf, m.k)
 			e.buf = append(e.buf, ':')
 			if !e.value(m.v, depth+1) {
 				e.popKeys(base)

@@ -9,17 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", `quote " backslash \`, "<>&", "\x00\x01\x1f\x7f", "\b\f\n\r\t",
-		"é😀名", "\u2028\u2029", "bad \xff utf8 \xc3", "\xed\xa0\x80 surrogate", "tail\xe2\x82",
-	} {
-		want, err := json.Marshal(s)
-		require.NoError(t, err)
-		assert.Equal(t, string(want), string(appendString(nil, s)), "%q", s)
-	}
-}
-
 func TestAppendFloat(t *testing.T) {
 	for _, f := range []float64{
 		0, math.Copysign(0, -1), 1, -1, 0.1, 1e-6, 1e-7, 9.99999e-7, 1e20, 1e21, 123456789.125,
@@ -72,18 +61,5 @@ func FuzzEncodeValue(f *testing.F) {
 			return
 		}
 		require.Equal(t, string(want), string(e.buf))
-	})
-}
-
-// FuzzAppendString checks string escaping against encoding/json for any
-// string, invalid UTF-8 included.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\u2028", "\xff\xfe", "<&>", "\x7f\x00"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendString(nil, s)))
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // maxSchemaDepth bounds how deep Narrow follows properties, items and
@@ -438,7 +440,7 @@ func (n *narrower) emit(nd *node, mask uint32, depth int, root bool) int {
 		case kwTitle, kwDescription, kwFormat:
 			s, isStr := v.(string)
 			if ok = isStr; ok {
-				n.buf = appendString(n.buf, s)
+				n.buf = jsontext.AppendString(n.buf, s)
 			}
 		case kwDefault, kwExamples:
 			ok = n.value(v, 0)
@@ -453,7 +455,7 @@ func (n *narrower) emit(nd *node, mask uint32, depth int, root bool) int {
 			f, _ := number(v)
 			n.buf = appendNumber(n.buf, f)
 		case kwPattern:
-			n.buf = appendString(n.buf, v.(string))
+			n.buf = jsontext.AppendString(n.buf, v.(string))
 		case kwItems:
 			n.child(v, "/items", depth)
 		case kwAdditionalProperties:
@@ -475,7 +477,7 @@ func (n *narrower) emit(nd *node, mask uint32, depth int, root bool) int {
 					n.buf = append(n.buf, ',')
 				}
 				m := n.keys[i]
-				n.buf = appendString(n.buf, m.k)
+				n.buf = jsontext.AppendString(n.buf, m.k)
 				n.buf = append(n.buf, ':')
 				plen := len(n.path)
 				n.path = append(n.path, "/properties/"...)

@@ -154,7 +154,7 @@ func admit(content json.RawMessage, limit int) (json.RawMessage, bool, bool) {
 	if len(content) == 0 {
 		return json.RawMessage("[]"), false, true
 	}
-	if content[0] != '[' || !json.Valid(content) {
+	if content[0] != '[' || !validJSON(content) {
 		return nil, false, false
 	}
 	fits := len(content) <= limit // characters never exceed bytes

@@ -280,6 +280,22 @@ func checkArgs(args []byte, root *vnode) *failure {
 	return f
 }
 
+// validJSON reports json.Valid(b). The argument scanner's single pass
+// (about three times faster) decides every b it accepts; what it refuses,
+// invalid JSON or JSON nested deeper than MaxArgumentDepth, which
+// json.Valid allows, is left to json.Valid.
+func validJSON(b []byte) bool {
+	s := argScanner{data: b}
+	s.value(nil, 0)
+	if !s.bad {
+		s.ws()
+		if s.pos == len(b) {
+			return true
+		}
+	}
+	return json.Valid(b)
+}
+
 // tooDeep reports whether args nest arrays and objects deeper than
 // MaxArgumentDepth, counting the brackets outside strings whether or not
 // args are valid JSON.

@@ -287,3 +287,29 @@ func TestCheckArgsEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestValidJSON checks validJSON against json.Valid, among them the inputs
+// the scanner refuses and json.Valid decides.
+func TestValidJSON(t *testing.T) {
+	deeper := strings.Repeat("[", MaxArgumentDepth+1) + strings.Repeat("]", MaxArgumentDepth+1)
+	tooDeepForJSON := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, in := range []string{
+		`[]`, ` [{"type":"text","text":"a"}] `, `{}`, `"s"`, `1`, `null`, ``, ` `, `[`, `[1,]`, `[1] x`,
+		`[1][2]`, "[\"\x01\"]", "[\"\xff\"]", `["\ud800"]`, `[01]`, `[-]`, `[1e400]`,
+		deeper, `[` + deeper + `,{"a":` + deeper + `}]`, deeper + `x`, tooDeepForJSON,
+	} {
+		assert.Equal(t, json.Valid([]byte(in)), validJSON([]byte(in)), "%.40q", in)
+	}
+}
+
+// FuzzValidJSON checks that validJSON reports exactly what json.Valid does.
+func FuzzValidJSON(f *testing.F) {
+	for _, seed := range []string{`[{"type":"text","text":"a"}]`, `[[[[]]]]`, `{"a":[1,2,{"b":null}]}`, `[1,]`, "\"\xff\"", ` `} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, got, want)
+		}
+	})
+}

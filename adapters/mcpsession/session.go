@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -158,7 +159,15 @@ func (s *session) signalResources() {
 }
 
 // join returns a context that ends when ctx does or when Close starts.
+//
+// A ctx that can never end (Done returns nil: Background, or values over
+// it) needs no merging: the call runs under s.ctx's cancellation with
+// ctx's values, with no allocation beyond the wrapper and no registration
+// on s.ctx.
 func (s *session) join(ctx context.Context) (context.Context, func()) {
+	if ctx.Done() == nil {
+		return sessionBound{Context: ctx, s: s.ctx}, func() {}
+	}
 	c, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	return c, func() {
@@ -166,6 +175,27 @@ func (s *session) join(ctx context.Context) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// sessionBound is a context with the values of Context (which never ends)
+// and the cancellation of s, the session's own context.
+type sessionBound struct {
+	context.Context
+	s context.Context
+}
+
+// Done is the session context's Done.
+func (b sessionBound) Done() <-chan struct{} { return b.s.Done() }
+
+// Err is the session context's Err.
+func (b sessionBound) Err() error { return b.s.Err() }
+
+// Deadline is the session context's deadline (it has none).
+func (b sessionBound) Deadline() (time.Time, bool) { return b.s.Deadline() }
+
+// AfterFunc arranges for f to run when the session context ends. A context
+// derived from b (context.WithCancel and the like) uses it rather than a
+// goroutine of its own to follow b's cancellation.
+func (b sessionBound) AfterFunc(f func()) func() bool { return context.AfterFunc(b.s, f) }
 
 // List fetches one page of kind from cursor.
 //
@@ -309,8 +339,13 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 	}
 	params := &mcp.CallToolParams{Name: r.Name}
 	if len(r.Arguments) > 0 {
-		if !isJSONObject(r.Arguments) {
-			return ports.CallResult{}, s.refuse(refusal.Config, "arguments_invalid", "arguments are not a JSON object")
+		// Only the first byte is checked here: the SDK encodes the
+		// arguments before anything is sent and fails on invalid JSON,
+		// which the error path below tells apart. The host's path has
+		// validated them already (catalog.Tool.Call), so a second full
+		// pass would cost every call for nothing.
+		if !startsObject(r.Arguments) {
+			return ports.CallResult{}, s.refuseArguments()
 		}
 		params.Arguments = r.Arguments
 	}
@@ -318,6 +353,9 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 	res, err := s.cs.CallTool(jctx, params)
 	stop()
 	if err != nil {
+		if len(r.Arguments) > 0 && !json.Valid(r.Arguments) {
+			return ports.CallResult{}, s.refuseArguments()
+		}
 		return ports.CallResult{}, s.failure(ctx, err, opCall)
 	}
 	if res.NeedsInput() || res.InputRequests != nil {
@@ -332,18 +370,25 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 	return out, nil
 }
 
-// isJSONObject reports whether b is one valid JSON object.
-func isJSONObject(b []byte) bool {
+// startsObject reports whether the first byte of b past JSON whitespace
+// opens an object.
+func startsObject(b []byte) bool {
 	for _, c := range b {
 		switch c {
 		case ' ', '\t', '\n', '\r':
 			continue
-		case '{':
-			return json.Valid(b)
 		}
-		return false
+		return c == '{'
 	}
 	return false
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool { return startsObject(b) && json.Valid(b) }
+
+// refuseArguments is the refusal of arguments that are not one JSON object.
+func (s *session) refuseArguments() *refusal.Error {
+	return s.refuse(refusal.Config, "arguments_invalid", "arguments are not a JSON object")
 }
 
 // convertResult turns the SDK's decoded result back into raw JSON.
@@ -366,36 +411,51 @@ func convertResult(res *mcp.CallToolResult) (ports.CallResult, error) {
 	return out, nil
 }
 
-// marshalContent encodes content as a JSON array, calling each item's own
-// MarshalJSON (which writes compact JSON) rather than json.Marshal, which
-// would reflect over the slice and compact every item's output again.
+// marshalContent encodes content as a JSON array. Plain text items (no
+// _meta, no annotations), the common case, are written directly, byte for
+// byte as their MarshalJSON writes them; every other item calls its own
+// MarshalJSON (compact JSON) rather than json.Marshal, which would reflect
+// over the slice and compact every item's output again.
 func marshalContent(content []mcp.Content) (json.RawMessage, error) {
 	if len(content) == 0 {
 		return json.RawMessage("[]"), nil
 	}
-	parts := make([][]byte, len(content))
 	n := 1 + len(content)
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+			n += len(textHead) + len(t.Text) + 3
+		} else {
+			n += 64
+		}
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
 	for i, c := range content {
-		if c == nil {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		t, isText := c.(*mcp.TextContent)
+		if c == nil || isText && t == nil {
 			return nil, errMalformed
+		}
+		if isText && t.Meta == nil && t.Annotations == nil {
+			buf = append(buf, textHead...)
+			buf = jsontext.AppendString(buf, t.Text)
+			buf = append(buf, '}')
+			continue
 		}
 		b, err := c.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
-		parts[i] = b
-		n += len(b)
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, '[')
-	for i, b := range parts {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
 		buf = append(buf, b...)
 	}
 	return append(buf, ']'), nil
 }
+
+// textHead opens a plain text content item as TextContent.MarshalJSON
+// writes it.
+const textHead = `{"type":"text","text":`
 
 // usable refuses a request when the session is closing or ctx has ended.
 func (s *session) usable(ctx context.Context) error {

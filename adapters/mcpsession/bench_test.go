@@ -278,17 +278,20 @@ func BenchmarkCallAfter10k(b *testing.B) {
 // BenchmarkCallInterleaved10k makes, in every op, one call of each variant
 // of BenchmarkCallAfter10k (raw, session, mcpward; the order rotates) on the
 // same server, so machine noise hits them alike; it reports each variant's p50
-// and the p50 ratios to raw. ns/op is the sum of the three calls.
+// and the p50 ratios to raw. ns/op is the sum of the three calls. Every
+// variant makes its calls under the same context: context.Background in
+// ctx=background, and in ctx=cancelable one that can be cancelled (a host's
+// per-turn context), which mcpsession must merge with the session's own.
 func BenchmarkCallInterleaved10k(b *testing.B) {
 	ts := benchHTTPServer(b)
-	ctx := context.Background()
+	setup := context.Background()
 
 	cs := rawSession(b, ts)
 	listing := rawListAll(b, cs)
 	defer runtime.KeepAlive(listing)
 	params := &mcp.CallToolParams{Name: benchTool, Arguments: benchArgs}
 
-	s, err := benchConnector(ts).Connect(ctx, target(benchServer), ports.Signals{})
+	s, err := benchConnector(ts).Connect(setup, target(benchServer), ports.Signals{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -299,7 +302,7 @@ func BenchmarkCallInterleaved10k(b *testing.B) {
 
 	srv := supervisor.New(benchConnector(ts), target(benchServer), nil)
 	b.Cleanup(func() { _ = srv.Close() })
-	if err := srv.Connect(ctx); err != nil {
+	if err := srv.Connect(setup); err != nil {
 		b.Fatal(err)
 	}
 	tool, ok := srv.Catalog().Tool(catalog.ToolName(benchServer, benchTool))
@@ -307,33 +310,43 @@ func BenchmarkCallInterleaved10k(b *testing.B) {
 		b.Fatal("tool not in the catalog")
 	}
 
-	calls := [3]func() error{
-		func() error { _, err := cs.CallTool(ctx, params); return err },
-		func() error { _, err := s.Call(ctx, r); return err },
-		func() error { _, err := tool.Call(ctx, benchArgs); return err },
-	}
-	var durations [3][]time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		// Rotate the order, so no variant always runs first or last.
-		for j := range 3 {
-			k := (i + j) % 3
-			start := time.Now()
-			if err := calls[k](); err != nil {
-				b.Fatal(err)
+	cancelable, cancel := context.WithCancel(setup)
+	b.Cleanup(cancel)
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+	}{{"ctx=background", setup}, {"ctx=cancelable", cancelable}} {
+		ctx := c.ctx
+		b.Run(c.name, func(b *testing.B) {
+			calls := [3]func() error{
+				func() error { _, err := cs.CallTool(ctx, params); return err },
+				func() error { _, err := s.Call(ctx, r); return err },
+				func() error { _, err := tool.Call(ctx, benchArgs); return err },
 			}
-			durations[k] = append(durations[k], time.Since(start))
-		}
+			var durations [3][]time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				// Rotate the order, so no variant always runs first or last.
+				for j := range 3 {
+					k := (i + j) % 3
+					start := time.Now()
+					if err := calls[k](); err != nil {
+						b.Fatal(err)
+					}
+					durations[k] = append(durations[k], time.Since(start))
+				}
+			}
+			b.StopTimer()
+			p50 := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2].Nanoseconds())
+			}
+			raw, sess, full := p50(durations[0]), p50(durations[1]), p50(durations[2])
+			b.ReportMetric(raw, "raw-p50-ns")
+			b.ReportMetric(sess, "session-p50-ns")
+			b.ReportMetric(full, "mcpward-p50-ns")
+			b.ReportMetric(sess/raw, "session/raw")
+			b.ReportMetric(full/raw, "mcpward/raw")
+		})
 	}
-	b.StopTimer()
-	p50 := func(d []time.Duration) float64 {
-		slices.Sort(d)
-		return float64(d[len(d)/2].Nanoseconds())
-	}
-	raw, sess, full := p50(durations[0]), p50(durations[1]), p50(durations[2])
-	b.ReportMetric(raw, "raw-p50-ns")
-	b.ReportMetric(sess, "session-p50-ns")
-	b.ReportMetric(full, "mcpward-p50-ns")
-	b.ReportMetric(sess/raw, "session/raw")
-	b.ReportMetric(full/raw, "mcpward/raw")
 }

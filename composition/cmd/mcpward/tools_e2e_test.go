@@ -351,6 +351,19 @@ func TestEverything(t *testing.T) {
 				r = w.run(t, append(p, "call", server, "echo", "--args", `{"message":42}`)...)
 				assert.Equal(t, 1, r.code)
 				assert.Contains(t, r.stderr, "invalid_arguments")
+
+				// A tool error (isError) is a result: printed, and exit code 1.
+				// The arguments fit the tool's schema (any number); the server
+				// throws on a negative id.
+				r = w.run(t, append(p, "call", server, "get-resource-reference", "--args", `{"resourceId":-1}`)...)
+				assert.Equal(t, 1, r.code, r.stderr)
+				assert.Contains(t, r.stdout, "Invalid resourceId")
+				assert.Contains(t, r.stderr, server+" get-resource-reference returned an error result")
+				r = w.run(t, append(p, "call", server, "get-resource-reference", "--args", `{"resourceId":-1}`, "--json")...)
+				assert.Equal(t, 1, r.code, r.stderr)
+				c = callJSON{}
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
+				assert.True(t, c.IsError)
 			})
 		}
 	}

@@ -1,0 +1,63 @@
+package httptransport
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// Client returns a plain http.Client for requests to u's origin only,
+// admitted as a transport is: the policy admits u first (nothing is
+// constructed when it refuses: Class Refused, ReasonEgressRefused or the
+// policy's reason), every dialled address is admitted at dial time, there
+// is no proxy, a redirect is refused (ReasonRedirectRefused) and a request
+// for another origin is refused before it leaves (ReasonOriginMismatch).
+// It adds no header and no authentication; response bodies are not capped
+// (the caller bounds its reads). Errors name server and the origin.
+//
+// It is the client a deployment's OAuth flow uses for metadata, token,
+// registration and revocation requests (adapters/oauth's ClientFunc).
+func (f *Factory) Client(ctx context.Context, u *url.URL, server string) (*http.Client, error) {
+	if u == nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" {
+		return nil, refusal.New(refusal.Config, ReasonURLInvalid, server)
+	}
+	if err := f.policy.AdmitURL(ctx, u); err != nil {
+		return nil, stamp(err, refusal.Refused, ReasonEgressRefused, server)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return nil, refusal.New(refusal.Refused, "scheme_refused", server)
+	}
+	origin := originOf(u)
+	if u.User != nil {
+		return nil, refusal.New(refusal.Refused, ReasonUserinfoRefused, server).WithOrigin(origin)
+	}
+	return &http.Client{
+		Transport: &originOnly{origin: origin, server: server, base: f.baseTransport(scheme, u.Hostname(), server, origin)},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return refusal.New(refusal.Refused, ReasonRedirectRefused, server).WithOrigin(origin)
+		},
+	}, nil
+}
+
+// originOnly sends requests for one origin and refuses every other.
+type originOnly struct {
+	origin string
+	server string
+	base   http.RoundTripper
+}
+
+// RoundTrip sends req when its URL is of the admitted origin, without
+// userinfo; otherwise it closes the body and refuses (ReasonOriginMismatch).
+func (o *originOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.URL.User != nil || originOf(req.URL) != o.origin {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, refusal.New(refusal.Refused, ReasonOriginMismatch, o.server).WithOrigin(o.origin)
+	}
+	return o.base.RoundTrip(req)
+}

@@ -19,7 +19,7 @@ BENCHCOUNT ?= 6
 
 # Every module of go.work. The keychain adapter runs apart (it needs a
 # Secret Service session).
-MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/mcpsession examples composition
+MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 .PHONY: test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo

@@ -1,0 +1,240 @@
+package oauth
+
+import "strings"
+
+// authChallenge is one challenge of a WWW-Authenticate header value
+// (RFC 9110 §11.6.1): its scheme, lower-cased, and either its token68 or
+// its auth-params, their names lower-cased and their values unquoted.
+type authChallenge struct {
+	scheme  string
+	token68 string
+	params  map[string]string
+}
+
+// parseChallenge reads a WWW-Authenticate header value strictly by the
+// grammar of RFC 9110 §11 (a list of challenges, each an auth-scheme
+// optionally followed by one SP run and either a token68 or a list of
+// name=token / name="quoted-string" auth-params, with BWS around "=" and
+// empty list elements allowed) and returns the resource_metadata
+// (RFC 9728 §5.1) and scope (RFC 6750 §3) auth-params of its first Bearer
+// challenge, scheme and parameter names compared case-insensitively.
+//
+// ok is false when h is not well-formed (including a parameter named twice
+// in one challenge) or carries no Bearer challenge; resourceMetadata and
+// scope are then "". A Bearer challenge without those parameters, or with
+// a token68, gives ok true and "" values. It never panics, whatever h is,
+// and is safe for concurrent use.
+func parseChallenge(h string) (resourceMetadata, scope string, ok bool) {
+	chs, ok := parseChallenges(h)
+	if !ok {
+		return "", "", false
+	}
+	for _, ch := range chs {
+		if ch.scheme == "bearer" {
+			return ch.params["resource_metadata"], ch.params["scope"], true
+		}
+	}
+	return "", "", false
+}
+
+// parseChallenges splits h into its challenges; ok is false when h is not
+// a well-formed, non-empty WWW-Authenticate value (RFC 9110 §11.6.1).
+func parseChallenges(h string) (chs []authChallenge, ok bool) {
+	p := &challengeParser{s: h}
+	var cur *authChallenge // the challenge auth-params now belong to, if any
+	for {
+		p.skipOWS()
+		if p.eof() {
+			break
+		}
+		if p.peek() == ',' { // an empty list element
+			p.i++
+			continue
+		}
+		start := p.i
+		name := p.token()
+		if name == "" {
+			return nil, false
+		}
+		p.skipOWS()
+		if !p.eof() && p.peek() == '=' {
+			// An auth-param of the current challenge's list.
+			p.i = start
+			if cur == nil || !p.param(cur) {
+				return nil, false
+			}
+		} else {
+			// A new challenge: auth-scheme [ 1*SP ( token68 / #auth-param ) ].
+			p.i = start + len(name)
+			chs = append(chs, authChallenge{scheme: strings.ToLower(name)})
+			cur = &chs[len(chs)-1]
+			if !p.eof() && p.peek() == ' ' {
+				for !p.eof() && p.peek() == ' ' {
+					p.i++
+				}
+				switch {
+				case p.eof() || p.peek() == ',':
+					// An auth-param list starting with empty elements.
+				case p.param(cur):
+				default:
+					t := p.token68()
+					if t == "" {
+						return nil, false
+					}
+					cur.token68 = t
+					cur = nil // a token68 takes no auth-params
+				}
+			} else {
+				cur = nil // no SP: neither token68 nor auth-params follow
+			}
+			// chs may be reallocated by a later append; cur points into it
+			// only until then, which is while it is the last element.
+		}
+		p.skipOWS()
+		if p.eof() {
+			break
+		}
+		if p.peek() != ',' {
+			return nil, false
+		}
+		p.i++
+	}
+	return chs, len(chs) > 0
+}
+
+// challengeParser is a cursor over one header value; it is used by one
+// goroutine.
+type challengeParser struct {
+	s string
+	i int
+}
+
+// eof reports whether the cursor is at the end of the value.
+func (p *challengeParser) eof() bool { return p.i >= len(p.s) }
+
+// peek returns the byte at the cursor; the caller checks eof first.
+func (p *challengeParser) peek() byte { return p.s[p.i] }
+
+// skipOWS skips optional whitespace (SP and HTAB, RFC 9110 §5.6.3).
+func (p *challengeParser) skipOWS() {
+	for !p.eof() && (p.peek() == ' ' || p.peek() == '\t') {
+		p.i++
+	}
+}
+
+// token consumes and returns a token (1*tchar), "" when none is there.
+func (p *challengeParser) token() string {
+	start := p.i
+	for !p.eof() && isTchar(p.peek()) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// token68 consumes and returns a token68 that ends the list element
+// (1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="), or
+// consumes nothing and returns "" when there is none.
+func (p *challengeParser) token68() string {
+	start := p.i
+	for !p.eof() && isToken68Char(p.peek()) {
+		p.i++
+	}
+	if p.i == start {
+		return ""
+	}
+	for !p.eof() && p.peek() == '=' {
+		p.i++
+	}
+	end := p.i
+	p.skipOWS()
+	if !p.eof() && p.peek() != ',' {
+		p.i = start
+		return ""
+	}
+	p.i = end
+	return p.s[start:end]
+}
+
+// param consumes one auth-param (token BWS "=" BWS ( token /
+// quoted-string )) into ch, reporting whether there was one; it consumes
+// nothing and returns false when the input there is not one, or names a
+// parameter ch already has.
+func (p *challengeParser) param(ch *authChallenge) bool {
+	start := p.i
+	name := p.token()
+	p.skipOWS()
+	if name == "" || p.eof() || p.peek() != '=' {
+		p.i = start
+		return false
+	}
+	p.i++
+	p.skipOWS()
+	var val string
+	var ok bool
+	if !p.eof() && p.peek() == '"' {
+		val, ok = p.quoted()
+	} else {
+		val = p.token()
+		ok = val != ""
+	}
+	name = strings.ToLower(name)
+	if _, dup := ch.params[name]; !ok || dup {
+		p.i = start
+		return false
+	}
+	if ch.params == nil {
+		ch.params = map[string]string{}
+	}
+	ch.params[name] = val
+	return true
+}
+
+// quoted consumes a quoted-string (RFC 9110 §5.6.4) at p and returns its
+// value with quoted-pairs resolved; ok is false when it is unterminated or
+// holds a byte neither qdtext nor a valid quoted-pair allows.
+func (p *challengeParser) quoted() (val string, ok bool) {
+	var b strings.Builder
+	p.i++ // the opening DQUOTE
+	for !p.eof() {
+		c := p.peek()
+		p.i++
+		switch {
+		case c == '"':
+			return b.String(), true
+		case c == '\\':
+			if p.eof() {
+				return "", false
+			}
+			q := p.peek()
+			p.i++
+			if q != '\t' && (q < 0x20 || q == 0x7f) {
+				return "", false
+			}
+			b.WriteByte(q)
+		case c == '\t' || (c >= 0x20 && c != 0x7f):
+			b.WriteByte(c)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// isTchar reports whether c is a tchar (RFC 9110 §5.6.2).
+func isTchar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// isToken68Char reports whether c may appear in a token68 before its
+// trailing "=" (RFC 9110 §11.2).
+func isToken68Char(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~+/", c) >= 0
+}

@@ -1,0 +1,34 @@
+// Package oauth is mcpward's OAuth client for MCP servers (MCP
+// authorization, protocol versions 2025-06-18 and 2025-11-25): strict
+// discovery, dynamic client registration, sign-in with PKCE S256 on a
+// loopback redirect (or a pasted one), tokens kept through a
+// ports.TokenStore, refresh coordinated across processes through a
+// ports.Locker, and sign-out. An *Authenticator made by Client.Authenticator
+// is the ports.Authenticator of one server for the HTTP transport.
+//
+// It trusts only what it has checked:
+//
+//   - discovery follows no link it has not checked against the one before
+//     it: the protected-resource metadata (RFC 9728) must name this server's
+//     canonical URL as its resource, the authorization server's metadata
+//     (RFC 8414, or OpenID Connect discovery) must name the issuer it was
+//     fetched for, every endpoint is https, and code_challenge_methods_supported
+//     must list S256. A missing link is refused by name, never guessed;
+//   - no request follows a redirect, and a POST (a code, a token, a
+//     registration, a revocation) above all;
+//   - a sign-in's redirect is accepted once, on its own redirect URI, with
+//     its own state and, when the server sends or promises one, its issuer's
+//     iss (RFC 9207);
+//   - tokens are stored under the server id and its canonical URL together,
+//     so a shadowing definition cannot use another's sign-in; a refresh goes
+//     only to the token endpoint the tokens came from, runs once per
+//     credential across processes, adopts a token another process rotated in,
+//     keeps the old refresh token when none comes back, and a refused refresh
+//     never clears a credential someone else rotated in meanwhile;
+//   - signing out deletes the credential before asking the issuer to revoke
+//     it.
+//
+// Every failure is a *refusal.Error naming the server id and at most an
+// origin: never a token, code, verifier, state, client id, URL path or
+// query, or text from a response body.
+package oauth

@@ -1,0 +1,119 @@
+package oauth
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Server is what a definition says about one OAuth-protected MCP server.
+type Server struct {
+	// ID is the server id (the definition's name).
+	ID string
+	// URL is the MCP endpoint; it must be an absolute https URL.
+	URL string
+	// ClientID is a pre-registered public client id; "" means dynamic
+	// client registration (RFC 7591). A client secret is never taken from
+	// a definition.
+	ClientID string
+	// Scopes are requested at sign-in; nil means the scopes_supported of
+	// the protected-resource metadata, if any.
+	Scopes []string
+	// CallbackPort is the loopback port of the redirect listener; 0 means
+	// any free port.
+	CallbackPort int
+	// MetadataURL, when set, is the authorization server metadata URL,
+	// used instead of the one protected-resource discovery leads to. It
+	// must be an https URL at one of the RFC 8414 or OpenID Connect
+	// discovery locations of the issuer its metadata names.
+	MetadataURL string
+}
+
+// ClientFunc returns the http.Client for requests to u's origin: for a
+// deployment, an admitted client (egress policy applied to the URL and to
+// every dialled address, no proxy). The package refuses redirects itself,
+// whatever the client's CheckRedirect says, and never sends a request to a
+// URL that is not https.
+type ClientFunc func(ctx context.Context, u *url.URL) (*http.Client, error)
+
+// Defaults of Options.
+const (
+	// DefaultLockTimeout bounds the wait for a credential's refresh lock.
+	DefaultLockTimeout = 30 * time.Second
+	// DefaultMaxResponseBytes bounds every response body read.
+	DefaultMaxResponseBytes = 1 << 20
+	// DefaultClientName is the client_name of a dynamic registration.
+	DefaultClientName = "mcpward"
+	// ExpirySkew is how long before its expiry an access token counts as
+	// expired, so a request does not race it.
+	ExpirySkew = 30 * time.Second
+)
+
+// Options configures a Client. Client, Store and Locker are required; every
+// other zero field means the default documented on it.
+type Options struct {
+	// Client returns the http.Client for one origin.
+	Client ClientFunc
+	// Store keeps credentials, one value per server id and canonical URL.
+	Store ports.TokenStore
+	// Locker coordinates refreshes of one credential across goroutines and
+	// processes sharing Store.
+	Locker ports.Locker
+	// Now is the clock used for expiry; nil means time.Now.
+	Now func() time.Time
+	// LockTimeout bounds the wait for the refresh lock; 0 means
+	// DefaultLockTimeout. A timeout fails closed (ReasonLockTimeout).
+	LockTimeout time.Duration
+	// MaxResponseBytes bounds every response body; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// ClientName is sent as client_name when registering; "" means
+	// DefaultClientName.
+	ClientName string
+}
+
+// Client is the OAuth client of one deployment. It is safe for concurrent
+// use; coordination between processes goes through Options.Locker.
+type Client struct {
+	client      ClientFunc
+	store       ports.TokenStore
+	locker      ports.Locker
+	now         func() time.Time
+	lockTimeout time.Duration
+	maxBody     int64
+	clientName  string
+}
+
+// New returns a Client. It returns a *refusal.Error of Class Config,
+// Reason "oauth_options_invalid", when Client, Store or Locker is nil.
+func New(opts Options) (*Client, error) {
+	if opts.Client == nil || opts.Store == nil || opts.Locker == nil {
+		return nil, refusal.New(refusal.Config, "oauth_options_invalid", "")
+	}
+	c := &Client{
+		client:      opts.Client,
+		store:       opts.Store,
+		locker:      opts.Locker,
+		now:         opts.Now,
+		lockTimeout: opts.LockTimeout,
+		maxBody:     opts.MaxResponseBytes,
+		clientName:  opts.ClientName,
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.lockTimeout <= 0 {
+		c.lockTimeout = DefaultLockTimeout
+	}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxResponseBytes
+	}
+	if c.clientName == "" {
+		c.clientName = DefaultClientName
+	}
+	return c, nil
+}

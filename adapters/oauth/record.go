@@ -1,0 +1,206 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// recordVersion is the version of the stored credential layout.
+const recordVersion = 1
+
+// record is one stored credential: the tokens and everything a refresh,
+// a revocation and a later check need, bound to one server id and one
+// canonical server URL. It is stored as JSON under storeKey.
+type record struct {
+	Version int `json:"v"`
+	// Server and Resource are the server id and canonical URL it is for.
+	Server   string `json:"server"`
+	Resource string `json:"resource"`
+	// Issuer, TokenEndpoint and RevocationEndpoint are from the metadata
+	// the tokens were obtained with; a refresh goes only to TokenEndpoint.
+	Issuer             string `json:"issuer"`
+	TokenEndpoint      string `json:"token_endpoint"`
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
+	// ClientID is the (registered) public client the tokens belong to.
+	ClientID string `json:"client_id"`
+
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Scope        string    `json:"scope,omitempty"`
+}
+
+// storeKey is the TokenStore key of the credential of server at canonical
+// URL resource: both are part of it, so a definition that shadows another
+// under the same id but another URL (or the same URL under another id)
+// finds no credential.
+//
+// The key stays within ports.MaxKeyLen whatever the id: an id whose
+// escaped form is longer than maxKeyID is replaced by its hash.
+func storeKey(server, resource string) string {
+	id := url.PathEscape(server)
+	if len(id) > maxKeyID {
+		h := sha256.Sum256([]byte(server))
+		id = "h-" + hex.EncodeToString(h[:16])
+	}
+	sum := sha256.Sum256([]byte(resource))
+	return "oauth/" + id + "/" + hex.EncodeToString(sum[:16])
+}
+
+// maxKeyID is the longest escaped server id a store key spells out.
+const maxKeyID = 128
+
+// lockKey is the Locker key that serializes refreshes of one credential.
+func lockKey(server, resource string) string {
+	return storeKey(server, resource) + ".refresh"
+}
+
+// valid reports whether r's access token is usable at now (no expiry means
+// it is, until the server refuses it).
+func (r *record) valid(now time.Time) bool {
+	return r.AccessToken != "" && (r.Expiry.IsZero() || now.Add(ExpirySkew).Before(r.Expiry))
+}
+
+// same reports whether r and o hold the same tokens.
+func (r *record) same(o *record) bool {
+	return o != nil && r.AccessToken == o.AccessToken && r.RefreshToken == o.RefreshToken
+}
+
+// load reads the credential of server at resource. It returns (nil, nil)
+// when there is none; Class Config ReasonCredentialCorrupt when the stored
+// value is unreadable or belongs to another server or URL; Class Transient
+// ReasonStoreUnavailable when the store fails.
+func (c *Client) load(ctx context.Context, server, resource string) (*record, error) {
+	b, err := c.store.Get(ctx, storeKey(server, resource))
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, ports.ErrCorrupt):
+		return nil, refusal.New(refusal.Config, ReasonCredentialCorrupt, server)
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctxRefusal(ctx.Err(), server, "")
+		}
+		return nil, refusal.New(refusal.Transient, ReasonStoreUnavailable, server)
+	}
+	var r record
+	if json.Unmarshal(b, &r) != nil || r.Version != recordVersion || r.Server != server || r.Resource != resource ||
+		r.AccessToken == "" || r.TokenEndpoint == "" {
+		return nil, refusal.New(refusal.Config, ReasonCredentialCorrupt, server)
+	}
+	return &r, nil
+}
+
+// save stores r under its key. Errors: Class Config ReasonCredentialCorrupt
+// when the store holds an unreadable value there (it is never overwritten
+// silently; SignOut deletes it), Class Transient ReasonStoreUnavailable
+// otherwise.
+func (c *Client) save(ctx context.Context, r *record) error {
+	r.Version = recordVersion
+	b, err := json.Marshal(r)
+	if err != nil {
+		return refusal.New(refusal.Internal, "encode_failed", r.Server)
+	}
+	err = c.store.Set(ctx, storeKey(r.Server, r.Resource), b)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ports.ErrCorrupt):
+		return refusal.New(refusal.Config, ReasonCredentialCorrupt, r.Server)
+	case ctx.Err() != nil:
+		return ctxRefusal(ctx.Err(), r.Server, "")
+	}
+	return refusal.New(refusal.Transient, ReasonStoreUnavailable, r.Server)
+}
+
+// saveLocked stores r, a credential from a new sign-in, under its refresh
+// lock, so it never lands between another process's refresh and the save
+// of that refresh's answer (which would then overwrite it). The lock is
+// waited for at most c.lockTimeout: a wait that times out or whose ctx
+// ends is Class Transient, ReasonLockTimeout (nothing is saved), any other
+// locker failure Class Transient, ReasonStoreUnavailable; then save's
+// refusals.
+func (c *Client) saveLocked(ctx context.Context, r *record) error {
+	lctx, cancel := context.WithTimeout(ctx, c.lockTimeout)
+	defer cancel()
+	unlock, err := c.locker.Lock(lctx, lockKey(r.Server, r.Resource))
+	if err != nil {
+		if errors.Is(err, ports.ErrLockTimeout) || lctx.Err() != nil {
+			return refusal.New(refusal.Transient, ReasonLockTimeout, r.Server)
+		}
+		return refusal.New(refusal.Transient, ReasonStoreUnavailable, r.Server)
+	}
+	defer func() { _ = unlock() }()
+	return c.save(ctx, r)
+}
+
+// tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
+type tokenResponse struct {
+	AccessToken  string          `json:"access_token"`
+	TokenType    string          `json:"token_type"`
+	ExpiresIn    json.RawMessage `json:"expires_in"`
+	RefreshToken string          `json:"refresh_token"`
+	Scope        string          `json:"scope"`
+}
+
+// tokenError is a token endpoint error answer (RFC 6749 §5.2). Only its
+// error code is ever looked at, never its description or URI.
+type tokenError struct {
+	Error string `json:"error"`
+}
+
+// maxExpiresIn bounds expires_in (ten years, in seconds).
+const maxExpiresIn = 10 * 365 * 24 * 3600
+
+// parseToken reads a 200 token response into the token fields of r (the
+// refresh token kept when the response carries none), at now. Errors: Class
+// Protocol, ReasonMetadataInvalid when the body is not a JSON object,
+// ReasonTokenResponseInvalid when it has no access token, a token type
+// other than Bearer (case-insensitive), or an expires_in that is not a
+// non-negative integer of at most ten years.
+func parseToken(resp *response, r *record, now time.Time, server, origin string) error {
+	var t tokenResponse
+	if err := decodeObject(resp, &t, server, origin); err != nil {
+		return err
+	}
+	if t.AccessToken == "" || !strings.EqualFold(t.TokenType, "bearer") {
+		return refuse(refusal.Protocol, ReasonTokenResponseInvalid, server, origin)
+	}
+	var expiry time.Time
+	if len(t.ExpiresIn) > 0 && string(t.ExpiresIn) != "null" {
+		var secs float64
+		if json.Unmarshal(t.ExpiresIn, &secs) != nil || secs < 0 || secs > maxExpiresIn || secs != math.Trunc(secs) {
+			return refuse(refusal.Protocol, ReasonTokenResponseInvalid, server, origin)
+		}
+		expiry = now.Add(time.Duration(secs) * time.Second)
+	}
+	r.AccessToken = t.AccessToken
+	r.Expiry = expiry
+	if t.RefreshToken != "" {
+		r.RefreshToken = t.RefreshToken
+	}
+	if t.Scope != "" {
+		r.Scope = t.Scope
+	}
+	return nil
+}
+
+// tokenErrorCode returns the OAuth error code of a 4xx token response, ""
+// when it has none.
+func tokenErrorCode(resp *response) string {
+	var e tokenError
+	if json.Unmarshal(resp.body, &e) != nil {
+		return ""
+	}
+	return e.Error
+}

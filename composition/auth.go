@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -30,6 +31,12 @@ const (
 	// (Config.HelperAllowList). The helper runs once per connection, and
 	// once more after the server refuses its headers.
 	AuthHeaderHelper AuthKind = "header_helper"
+	// AuthOAuth: an HTTP server whose definition asks for oauth, in a
+	// deployment with mcpward's OAuth client (Config.OAuth): connections
+	// use the credential Host.SignIn stored, refreshed when it expires; a
+	// server nobody signed in to fails to connect with Class AuthRequired,
+	// Reason oauth.ReasonSignInRequired.
+	AuthOAuth AuthKind = "oauth"
 	// AuthHost: an HTTP server the host registered an Authenticator for
 	// (Config.Authenticators). It is used as is, whatever the definition
 	// asks for (oauth, a headersHelper): the host owns it.
@@ -80,8 +87,10 @@ const maxNeedsPerServer = 8
 // The decision, in order, for an HTTP definition of server id S:
 //
 //  1. an Authenticator registered for S is used as is (AuthHost);
-//  2. otherwise a definition with oauth is refused
-//     (ReasonOAuthSignInUnavailable): no sign-in is offered;
+//  2. otherwise a definition with oauth uses mcpward's OAuth client when
+//     the deployment has one (AuthOAuth, Config.OAuth), and is refused
+//     (ReasonOAuthSignInUnavailable) when it has none: no sign-in is
+//     offered;
 //  3. otherwise a headersHelper must be exactly one allowed command line
 //     (else ReasonHeaderHelperNotAllowed, or the httptransport reason for
 //     an invalid argv); it then authenticates every connection
@@ -94,6 +103,7 @@ type Authentication struct {
 	allowed   [][]string
 	helperEnv []string
 	hosts     map[string]ports.Authenticator
+	oauth     *oauth.Client // nil: no sign-in offered
 
 	mu sync.Mutex
 	// needs remembers what each evaluated HTTP definition asked for, by
@@ -107,16 +117,17 @@ type Authentication struct {
 // need exactly.
 type need struct {
 	fingerprint string
-	oauth       bool
+	oauth       *definition.OAuth
 	helper      []string
 }
 
 // NewAuthentication returns the Authentication of cfg: its
-// Authenticators, HelperAllowList and HelperEnv (all copied). It returns a
+// Authenticators, HelperAllowList and HelperEnv (all copied), and oc, the
+// deployment's OAuth client (nil when it offers no sign-in). It returns a
 // *refusal.Error of Class Config when an Authenticator is nil
 // (ReasonAuthenticatorNil) or HelperEnv is malformed
 // (httptransport.ReasonHelperEnvInvalid). It is a Wire provider.
-func NewAuthentication(cfg Config) (*Authentication, error) {
+func NewAuthentication(cfg Config, oc *oauth.Client) (*Authentication, error) {
 	for id, a := range cfg.Authenticators {
 		if a == nil {
 			return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthenticatorNil, Server: id, Detail: "a registered authenticator is nil"}
@@ -126,6 +137,7 @@ func NewAuthentication(cfg Config) (*Authentication, error) {
 		allowed:   cloneArgvs(cfg.HelperAllowList),
 		helperEnv: slices.Clone(cfg.HelperEnv),
 		hosts:     maps.Clone(cfg.Authenticators),
+		oauth:     oc,
 		needs:     map[string][]need{},
 	}
 	// Let httptransport validate HelperEnv once, here, with a probe argv
@@ -147,11 +159,19 @@ func (a *Authentication) decide(def *definition.Definition, fp string) (AuthKind
 	if def.Kind != definition.KindHTTP {
 		return AuthNone, nil
 	}
-	a.remember(def.Name, need{fingerprint: fp, oauth: def.OAuth != nil, helper: slices.Clone(def.HeadersHelper)})
+	n := need{fingerprint: fp, helper: slices.Clone(def.HeadersHelper)}
+	if def.OAuth != nil {
+		o := *def.OAuth
+		o.Scopes = slices.Clone(o.Scopes)
+		n.oauth = &o
+	}
+	a.remember(def.Name, n)
 	if _, ok := a.hosts[def.Name]; ok {
 		return AuthHost, nil
 	}
 	switch {
+	case def.OAuth != nil && a.oauth != nil:
+		return AuthOAuth, nil
 	case def.OAuth != nil:
 		return AuthNone, oauthRefusal(def.Name)
 	case def.HeadersHelper != nil:
@@ -164,11 +184,13 @@ func (a *Authentication) decide(def *definition.Definition, fp string) (AuthKind
 }
 
 // authenticator returns the Authenticator one connection to t uses: the
-// host's registered one, a fresh HeaderHelper, or nil for static headers.
-// It refuses, with a *refusal.Error stamped with t.ServerID: a target
-// whose need was never decided (ReasonAuthNotDecided), oauth without a
-// registered Authenticator (ReasonOAuthSignInUnavailable), a helper not
-// allowed (ReasonHeaderHelperNotAllowed or the argv reason).
+// host's registered one, the OAuth client's for t (AuthOAuth), a fresh
+// HeaderHelper, or nil for static headers. It refuses, with a
+// *refusal.Error stamped with t.ServerID: a target whose need was never
+// decided (ReasonAuthNotDecided), oauth in a deployment without an OAuth
+// client (ReasonOAuthSignInUnavailable) or at a URL it refuses
+// (oauth.ReasonURLInvalid: not https), a helper not allowed
+// (ReasonHeaderHelperNotAllowed or the argv reason).
 func (a *Authentication) authenticator(t ports.Target) (ports.Authenticator, error) {
 	if h, ok := a.hosts[t.ServerID]; ok {
 		return h, nil
@@ -178,7 +200,9 @@ func (a *Authentication) authenticator(t ports.Target) (ports.Authenticator, err
 	case !ok:
 		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthNotDecided, Server: t.ServerID,
 			Detail: "authentication of this definition was not decided; evaluate it first"}
-	case n.oauth:
+	case n.oauth != nil && a.oauth != nil:
+		return a.oauth.Authenticator(oauthServer(t.ServerID, t.URL, n.oauth))
+	case n.oauth != nil:
 		return nil, oauthRefusal(t.ServerID)
 	case n.helper != nil:
 		h, err := a.helper(t.ServerID, n.helper)

@@ -30,7 +30,7 @@ func TestNewAuthenticationRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewAuthentication(tt.cfg)
+			_, err := NewAuthentication(tt.cfg, nil)
 			assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 			assert.Equal(t, tt.reason, refusal.ReasonOf(err))
 			assert.NotContains(t, err.Error(), "x\x00y")
@@ -40,7 +40,7 @@ func TestNewAuthenticationRefuses(t *testing.T) {
 			assert.Equal(t, tt.reason, refusal.ReasonOf(err))
 		})
 	}
-	a, err := NewAuthentication(Config{HelperEnv: []string{"HOME=/h", "LANG="}})
+	a, err := NewAuthentication(Config{HelperEnv: []string{"HOME=/h", "LANG="}}, nil)
 	require.NoError(t, err)
 	assert.NotNil(t, a)
 }
@@ -87,7 +87,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := NewAuthentication(cfg)
+			a, err := NewAuthentication(cfg, nil)
 			require.NoError(t, err)
 			kind, ref := a.decide(tt.def, "fp1")
 			if tt.reason == "" {
@@ -127,7 +127,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestAuthenticatorPerConnection(t *testing.T) {
-	a, err := NewAuthentication(Config{HelperAllowList: [][]string{{"/usr/bin/print-token"}}})
+	a, err := NewAuthentication(Config{HelperAllowList: [][]string{{"/usr/bin/print-token"}}}, nil)
 	require.NoError(t, err)
 	_, ref := a.decide(httpDef("h", func(d *definition.Definition) { d.HeadersHelper = []string{"/usr/bin/print-token"} }), "fp")
 	require.Nil(t, ref)
@@ -140,7 +140,7 @@ func TestAuthenticatorPerConnection(t *testing.T) {
 }
 
 func TestAuthenticationRemembersByFingerprint(t *testing.T) {
-	a, err := NewAuthentication(Config{})
+	a, err := NewAuthentication(Config{}, nil)
 	require.NoError(t, err)
 	oauth := httpDef("s", func(d *definition.Definition) { d.OAuth = &definition.OAuth{} })
 	plain := httpDef("s", nil)
@@ -177,7 +177,7 @@ func TestAuthenticationRemembersByFingerprint(t *testing.T) {
 func TestAuthenticationCopiesConfig(t *testing.T) {
 	allow := [][]string{{"/usr/bin/print-token"}}
 	hosts := map[string]ports.Authenticator{"x": portstest.NewAuthenticator(nil, 0)}
-	a, err := NewAuthentication(Config{HelperAllowList: allow, Authenticators: hosts})
+	a, err := NewAuthentication(Config{HelperAllowList: allow, Authenticators: hosts}, nil)
 	require.NoError(t, err)
 	allow[0][0] = "/usr/bin/evil"
 	delete(hosts, "x")
@@ -189,7 +189,7 @@ func TestAuthenticationCopiesConfig(t *testing.T) {
 }
 
 func TestAuthenticationConcurrent(t *testing.T) {
-	a, err := NewAuthentication(Config{})
+	a, err := NewAuthentication(Config{}, nil)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for i := range 16 {

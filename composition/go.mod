@@ -8,6 +8,7 @@ require (
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0
 	github.com/mcpward/mcpward/adapters/keychainstore v0.0.0
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0
+	github.com/mcpward/mcpward/adapters/oauth v0.0.0
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
@@ -45,6 +46,7 @@ replace (
 	github.com/mcpward/mcpward/adapters/httptransport => ../adapters/httptransport
 	github.com/mcpward/mcpward/adapters/keychainstore => ../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../adapters/mcpsession
+	github.com/mcpward/mcpward/adapters/oauth => ../adapters/oauth
 	github.com/mcpward/mcpward/adapters/stdiotransport => ../adapters/stdiotransport
 	github.com/mcpward/mcpward/conformance => ../conformance
 	github.com/mcpward/mcpward/core => ../core

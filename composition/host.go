@@ -213,8 +213,14 @@ type Config struct {
 	// to public addresses, http to loopback only).
 	Egress ports.EgressPolicy
 	// HTTP adjusts the HTTP transports (TLS roots, resolver, receive cap,
-	// trace origins); nil means httptransport's strict defaults.
+	// trace origins); nil means httptransport's strict defaults. The OAuth
+	// client's requests use the same settings.
 	HTTP *httptransport.Options
+	// OAuth turns on mcpward's OAuth client for definitions that ask for
+	// oauth (see OAuthConfig); nil offers no sign-in, and such definitions
+	// are refused by name (ReasonOAuthSignInUnavailable) unless
+	// Authenticators registers one for them.
+	OAuth *OAuthConfig
 	// Stdio adjusts the stdio transports (receive cap, close graces); nil
 	// means stdiotransport's defaults.
 	Stdio *stdiotransport.Options

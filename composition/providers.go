@@ -91,7 +91,7 @@ var KeychainTokensSet = wire.NewSet(
 // Authentication (shared by the Host and the Dialer), the HTTP transport
 // factory behind the egress policy, the stdio launcher under the process
 // authority, and the Dialer over them.
-var ConnectSet = wire.NewSet(NewAuthentication, NewHTTPFactory, NewLauncher, NewDialer)
+var ConnectSet = wire.NewSet(NewAuthentication, NewOAuth, NewHTTPFactory, NewLauncher, NewDialer)
 
 // HostSet builds the Decider, the connecting parts (ConnectSet) and the
 // Host from the ports in the graph.

@@ -31,12 +31,17 @@ func Desktop(dir StateDir, kc *keychainstore.Options, trust ports.WorkspaceTrust
 		cleanup()
 		return nil, nil, err
 	}
-	authentication, err := NewAuthentication(cfg)
+	factory := NewHTTPFactory(cfg)
+	client, err := NewOAuth(keychainstoreStore, store, factory, cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	factory := NewHTTPFactory(cfg)
+	authentication, err := NewAuthentication(cfg, client)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	launcher := NewLauncher(cfg)
 	dialer := NewDialer(factory, launcher, authentication)
 	host := NewHost(decider, store, store, keychainstoreStore, store, authentication, dialer, cfg)
@@ -58,12 +63,17 @@ func Headless(dir StateDir, trust ports.WorkspaceTrust, cfg Config) (*Host, func
 		cleanup()
 		return nil, nil, err
 	}
-	authentication, err := NewAuthentication(cfg)
+	factory := NewHTTPFactory(cfg)
+	client, err := NewOAuth(store, store, factory, cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	factory := NewHTTPFactory(cfg)
+	authentication, err := NewAuthentication(cfg, client)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	launcher := NewLauncher(cfg)
 	dialer := NewDialer(factory, launcher, authentication)
 	host := NewHost(decider, store, store, store, store, authentication, dialer, cfg)
@@ -84,11 +94,15 @@ func Custom(p Ports, cfg Config) (*Host, error) {
 	}
 	tokenStore := p.Tokens
 	locker := p.Locker
-	authentication, err := NewAuthentication(cfg)
+	factory := NewHTTPFactory(cfg)
+	client, err := NewOAuth(tokenStore, locker, factory, cfg)
 	if err != nil {
 		return nil, err
 	}
-	factory := NewHTTPFactory(cfg)
+	authentication, err := NewAuthentication(cfg, client)
+	if err != nil {
+		return nil, err
+	}
 	launcher := NewLauncher(cfg)
 	dialer := NewDialer(factory, launcher, authentication)
 	host := NewHost(decider, approvalStore, auditLog, tokenStore, locker, authentication, dialer, cfg)

@@ -48,7 +48,7 @@ func newApp(ctx context.Context, o options, e env) (*app, int) {
 	a.ws = newWorkspace(e.cwd, a.stateDir, o.trustWorkspace)
 	// Stdio servers run under the workspace root with the usual baseline
 	// of this process's environment (HOME, PATH, USER, ...).
-	cfg := composition.Config{Lookup: e.lookup, Actor: actor, Authority: composition.NewEnvAuthority(a.ws.root)}
+	cfg := composition.Config{Lookup: e.lookup, Actor: actor, Authority: composition.NewEnvAuthority(a.ws.root), OAuth: &composition.OAuthConfig{}}
 	var (
 		h       *composition.Host
 		cleanup func()

@@ -40,6 +40,9 @@ Usage:
   mcpward [flags] call SERVER TOOL [--args JSON]
                                   call SERVER's tool TOOL (its name on the server) with
                                   the arguments object JSON (default {})
+  mcpward [flags] login NAME      sign in to the OAuth server NAME: prints the URL to
+                                  open in your browser, then waits for its redirect
+  mcpward [flags] logout NAME     delete NAME's sign-in, then ask its issuer to revoke it
   mcpward [flags] doctor          every problem found, each with its fix
   mcpward demo [--server PATH]    a guided run on a throwaway demo configuration; with
                                   PATH (the built example server of examples/server)
@@ -91,13 +94,23 @@ without a remote, file://GIT_ROOT; outside git, file://WORKING_DIRECTORY. The
 workspace generation is a random id kept in STATE_DIR/workspaces/; delete that
 file to renew the workspace and void every approval made in it.
 
+Signing in (login): for an HTTP server whose definition has "oauth", mcpward
+discovers its authorization server from the server's own metadata (and refuses
+anything it cannot check: a resource or issuer that does not match, an
+endpoint that is not https, no PKCE S256), registers itself when the
+definition names no clientId, and catches the browser's redirect on
+127.0.0.1. The tokens are kept for that server name and URL together (in the
+OS keychain with --profile desktop, else under the state directory) and are
+refreshed when they expire; tools and call then use them.
+
 State directory (mode 0700): store/approvals.json, store/audit.jsonl,
 store/locks/, store/tokens/ (headless), workspaces/.
 
 JSON (--json): list: an array of server objects; show: one server object;
 approve: {"approval": {"identity", "grantedBy"}, "server"}; revoke: {"name",
-"revoked"}; doctor: {"profile", "stateDir", "stores", "sources", "workspace",
-"findings", "ok"}; a failure: {"error": {"class", "reason", "server",
+"revoked"}; login and logout: {"name", "state" (signed_in, signed_out)};
+doctor: {"profile", "stateDir", "stores", "sources", "workspace", "findings",
+"ok"}; a failure: {"error": {"class", "reason", "server",
 "detail"}}; tools: an array of {"name", "state" (connected, failed, unknown or
 a state below), "class" and "reason" (of a failure; "" when none),
 "partial" ({LIST: reason} of lists cut short), "stale", "tools" [{"name"
@@ -200,7 +213,7 @@ const (
 // least [0], at most [1] (-1: any number).
 var commandArgs = map[string][2]int{
 	"list": {0, 0}, "show": {1, 1}, "approve": {1, 1}, "revoke": {1, 1}, "doctor": {0, 0}, "demo": {0, 0}, "help": {0, 0},
-	"tools": {0, -1}, "call": {2, 2},
+	"tools": {0, -1}, "call": {2, 2}, "login": {1, 1}, "logout": {1, 1},
 }
 
 // parse parses args, accepting flags before and after the command. "--"
@@ -292,6 +305,10 @@ func run(ctx context.Context, args []string, e env) int {
 		return a.tools(ctx, o.args)
 	case "call":
 		return a.call(ctx, o.args[0], o.args[1], o.callArgs.path)
+	case "login":
+		return a.login(ctx, o.args[0])
+	case "logout":
+		return a.logout(ctx, o.args[0])
 	default:
 		return a.doctor(ctx)
 	}

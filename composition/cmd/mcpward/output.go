@@ -339,8 +339,8 @@ func explainRefused(r composition.Result) (why, fix string) {
 		return "headersHelper is a shell line; only an exact argv (an array of strings) is run",
 			"write headersHelper as a JSON array in " + r.Origin
 	case composition.ReasonOAuthSignInUnavailable:
-		return "the server asks for OAuth and this version of the mcpward CLI offers no sign-in for it; it is never connected with its static headers alone",
-			"use it from a host that registers a sign-in (an Authenticator) for " + r.Name + ", or remove \"oauth\" if the server does not need it"
+		return "the server asks for OAuth and no sign-in is offered for it here; it is never connected with its static headers alone",
+			"use it from a host that offers a sign-in for " + r.Name + " (composition.Config.OAuth or an Authenticator), or remove \"oauth\" if the server does not need it"
 	case composition.ReasonHeaderHelperNotAllowed:
 		return "its headersHelper command line is not one the host allows; a helper runs only when its exact argv is allow-listed",
 			"a host program allows it with composition.Config.HelperAllowList; the mcpward CLI allows none"

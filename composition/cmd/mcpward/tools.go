@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -97,7 +98,11 @@ func (p *progress) on(name string, st supervisor.Status) {
 		}
 		p.line(name, fmt.Sprintf("connected (%d tool%s)", n, plural(n)))
 	case supervisor.Failed:
-		p.line(name, failure(st.Err))
+		reason := ""
+		if st.Err != nil {
+			reason = st.Err.Reason
+		}
+		p.line(name, failure(st.Err)+hint(name, reason))
 	}
 }
 
@@ -109,7 +114,7 @@ func (p *progress) finish(rs []composition.ServerResult) {
 		case composition.StateConnected:
 			p.line(r.Name, fmt.Sprintf("connected (%d tool%s)", len(r.Tools), plural(len(r.Tools))))
 		case composition.StateFailed:
-			p.line(r.Name, "failed ("+r.Class.String()+" "+r.Reason+")")
+			p.line(r.Name, "failed ("+r.Class.String()+" "+r.Reason+")"+hint(r.Name, r.Reason))
 		}
 	}
 }
@@ -129,6 +134,15 @@ func failure(err *refusal.Error) string {
 		return "failed"
 	}
 	return "failed (" + err.Class.String() + " " + err.Reason + ")"
+}
+
+// hint is what a failure line adds for a reason the user can fix with
+// one command.
+func hint(name, reason string) string {
+	if reason == oauth.ReasonSignInRequired {
+		return "; sign in with \"mcpward login " + name + "\""
+	}
+	return ""
 }
 
 func plural(n int) string {

@@ -40,10 +40,18 @@ type oauthMCP struct {
 	codes   map[string]string // code -> code_challenge
 	revoked int
 	seq     int
+	// refreshes are the live refresh tokens (each is spent by its use);
+	// refreshed counts refresh grants served, spent those refused.
+	refreshes map[string]bool
+	refreshed int
+	spent     int
+	// signInExpiresIn is the expires_in of tokens from a code (0: 3600);
+	// refreshed tokens always get 3600.
+	signInExpiresIn int
 }
 
 func newOAuthMCP(t *testing.T) *oauthMCP {
-	o := &oauthMCP{tokens: map[string]bool{}, codes: map[string]string{}}
+	o := &oauthMCP{tokens: map[string]bool{}, codes: map[string]string{}, refreshes: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1.0.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Says who is signed in."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -93,16 +101,29 @@ func newOAuthMCP(t *testing.T) *oauthMCP {
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 		o.mu.Lock()
 		defer o.mu.Unlock()
+		if r.PostForm.Get("grant_type") == "refresh_token" {
+			rt := r.PostForm.Get("refresh_token")
+			if !o.refreshes[rt] || r.PostForm.Get("resource") != o.ts.URL+"/mcp" {
+				o.spent++
+				oauthJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+				return
+			}
+			delete(o.refreshes, rt) // rotating: a refresh token is good once
+			o.refreshed++
+			oauthJSON(w, http.StatusOK, o.issue(3600))
+			return
+		}
 		if ch, ok := o.codes[r.PostForm.Get("code")]; !ok || ch != base64.RawURLEncoding.EncodeToString(sum[:]) ||
 			r.PostForm.Get("resource") != o.ts.URL+"/mcp" {
 			oauthJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
 			return
 		}
 		delete(o.codes, r.PostForm.Get("code"))
-		o.seq++
-		tok := fmt.Sprintf("token-%d", o.seq)
-		o.tokens[tok] = true
-		oauthJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-" + tok})
+		exp := o.signInExpiresIn
+		if exp == 0 {
+			exp = 3600
+		}
+		oauthJSON(w, http.StatusOK, o.issue(exp))
 	})
 	mux.HandleFunc("/revoke", func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
@@ -112,6 +133,15 @@ func newOAuthMCP(t *testing.T) *oauthMCP {
 	o.ts = httptest.NewTLSServer(mux)
 	t.Cleanup(o.ts.Close)
 	return o
+}
+
+// issue mints an access token and a refresh token; o.mu is held.
+func (o *oauthMCP) issue(expiresIn int) map[string]any {
+	o.seq++
+	tok := fmt.Sprintf("token-%d", o.seq)
+	o.tokens[tok] = true
+	o.refreshes["rt-"+tok] = true
+	return map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": expiresIn, "refresh_token": "rt-" + tok}
 }
 
 func oauthJSON(w http.ResponseWriter, status int, v any) {

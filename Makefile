@@ -47,14 +47,17 @@ test-plain:
 # The real OS keychain: a fresh gnome-keyring in a private D-Bus session, HOME
 # and XDG_RUNTIME_DIR in temporary directories (scripts/keyring-session.sh).
 test-keychain:
-	@echo "== go test -race adapters/keychainstore and the CLI desktop profile (real Secret Service)"
+	@echo "== go test -race adapters/keychainstore, OAuth sign-in and the CLI desktop profile (real Secret Service)"
 	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
 		{ echo "missing dbus-run-session or gnome-keyring-daemon: apt-get install gnome-keyring dbus libsecret-tools libglib2.0-bin"; exit 1; }
 	@export GOCACHE="$$($(GO) env GOCACHE)" GOMODCACHE="$$($(GO) env GOMODCACHE)" GOPATH="$$($(GO) env GOPATH)" GOENV="$$($(GO) env GOENV)" && \
 		home=$$(mktemp -d) && trap 'rm -rf "$$home"' EXIT && \
 		HOME=$$home dbus-run-session -- sh scripts/keyring-session.sh sh -c \
 			'cd adapters/keychainstore && $(GO) test -race -count=1 ./... && \
-			 cd ../../composition/cmd/mcpward && $(GO) test -race -count=1 -run TestDesktopKeychain -v . | grep -E "^(---|ok|FAIL|PASS)"'
+			 cd ../../composition && $(GO) test -race -count=1 -run "^TestOAuthDesktopKeychain$$" -v . >"$$HOME/oauth.log" 2>&1; rc=$$?; \
+			 grep -E "^(---|ok|FAIL|PASS)|Error|Messages" "$$HOME/oauth.log"; [ $$rc -eq 0 ] || exit $$rc; \
+			 cd cmd/mcpward && $(GO) test -race -count=1 -run "^TestDesktopKeychain$$" -v . >"$$HOME/cli.log" 2>&1; rc=$$?; \
+			 grep -E "^(---|ok|FAIL|PASS)|Error|Messages" "$$HOME/cli.log"; exit $$rc'
 
 check: fmt vet tidy deps wirecheck test
 

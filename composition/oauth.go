@@ -135,6 +135,20 @@ func (h *Host) SignIn(ctx context.Context, srcs []definition.Source, name string
 	return h.auth.oauth.SignInWith(ctx, s, open)
 }
 
+// BeginSignIn starts a sign-in to the OAuth server named name and returns
+// it, for a host that drives it itself: show SignIn.URL to the user, then
+// SignIn.Wait for the redirect on the loopback listener, or
+// SignIn.Complete with the redirect URL the user pasted (from a browser on
+// another machine). The caller must Close it. It refuses as SignIn does,
+// before anything is sent.
+func (h *Host) BeginSignIn(ctx context.Context, srcs []definition.Source, name string) (*oauth.SignIn, error) {
+	s, err := h.signInServer(ctx, srcs, name, true)
+	if err != nil {
+		return nil, err
+	}
+	return h.auth.oauth.BeginSignIn(ctx, s)
+}
+
 // SignOut deletes the stored credential of the OAuth server named name,
 // then asks its issuer to revoke it (best effort: the user is signed out
 // whatever the issuer answers). It needs no approval: signing out only

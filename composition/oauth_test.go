@@ -269,3 +269,30 @@ func TestOAuthRefusals(t *testing.T) {
 		assert.Equal(t, ReasonOAuthStoreMissing, refusal.ReasonOf(err))
 	})
 }
+
+// TestOAuthPastedRedirect signs in by pasting the redirect, as a user whose
+// browser runs on another machine does.
+func TestOAuthPastedRedirect(t *testing.T) {
+	o := newOAuthMCP(t)
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, oauthConfig(t, o.ts))
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	srcs := oauthSrcs(o.ts.URL)
+	p, err := h.BeginSignIn(ctx, srcs, "guarded")
+	require.NoError(t, err)
+	defer p.Close()
+
+	c := o.ts.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(p.URL())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, p.Complete(ctx, resp.Header.Get("Location")))
+	st, err := h.SignInState(ctx, srcs, "guarded")
+	require.NoError(t, err)
+	assert.Equal(t, oauth.SignedIn, st)
+
+	_, err = h.BeginSignIn(ctx, srcs, "ghost")
+	assert.Equal(t, ReasonUnknownServer, refusal.ReasonOf(err))
+}

@@ -42,6 +42,7 @@ Usage:
                                   the arguments object JSON (default {})
   mcpward [flags] login NAME      sign in to the OAuth server NAME: prints the URL to
                                   open in your browser, then waits for its redirect
+                                  (or for the redirect's address pasted on stdin)
   mcpward [flags] logout NAME     delete NAME's sign-in, then ask its issuer to revoke it
   mcpward [flags] doctor          every problem found, each with its fix
   mcpward demo [--server PATH]    a guided run on a throwaway demo configuration; with
@@ -133,6 +134,8 @@ returned an error result); 2 usage.
 // throwaway env.
 type env struct {
 	stdout, stderr io.Writer
+	// stdin is where login reads a pasted redirect; nil means none.
+	stdin io.Reader
 	// lookup reads the environment: ${VAR} values and the XDG locations.
 	lookup func(string) (string, bool)
 	// cwd is the working directory (absolute).
@@ -153,6 +156,7 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], env{
 		stdout:      os.Stdout,
 		stderr:      os.Stderr,
+		stdin:       os.Stdin,
 		lookup:      os.LookupEnv,
 		cwd:         cwd,
 		managedPath: defaultManagedPath,

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/oauth"
@@ -18,16 +20,46 @@ type signInJSON struct {
 }
 
 // login signs the user in to the OAuth server name: it prints the
-// authorization URL on stderr and waits for the browser's redirect on a
-// loopback listener.
+// authorization URL on stderr, then takes whichever comes first: the
+// browser's redirect on the loopback listener, or the redirect URL pasted
+// on stdin (a browser on another machine cannot reach this one's
+// 127.0.0.1). A pasted line that is not this sign-in's redirect ends the
+// login with its refusal.
 func (a *app) login(ctx context.Context, name string) int {
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
-	open := func(authURL string) error {
-		fmt.Fprintf(a.env.stderr, "To sign in to %s, open this URL in your browser:\n\n  %s\n\nwaiting for the sign-in to finish (at most %s)…\n", name, authURL, loginTimeout)
-		return nil
+	p, err := a.host.BeginSignIn(ctx, librarySources(a.sources), name)
+	if err != nil {
+		return a.fail(err)
 	}
-	if err := a.host.SignIn(ctx, librarySources(a.sources), name, open); err != nil {
+	defer p.Close()
+	fmt.Fprintf(a.env.stderr, "To sign in to %s, open this URL in your browser:\n\n  %s\n\n"+
+		"Waiting for the sign-in to finish (at most %s). If your browser runs on another machine,\n"+
+		"paste here the address it was sent to (it starts with %s) and press Enter.\n",
+		name, p.URL(), loginTimeout, p.RedirectURI())
+
+	waited := make(chan error, 1)
+	go func() { waited <- p.Wait(ctx) }()
+	pasted := make(chan string, 1)
+	if a.env.stdin != nil {
+		// A read of stdin cannot be cancelled; the goroutine ends with
+		// the process (or at EOF).
+		go func() {
+			sc := bufio.NewScanner(a.env.stdin)
+			for sc.Scan() {
+				if line := strings.TrimSpace(sc.Text()); line != "" {
+					pasted <- line
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case err = <-waited:
+	case line := <-pasted:
+		err = p.Complete(ctx, line)
+	}
+	if err != nil {
 		return a.fail(err)
 	}
 	return a.signInDone(name, oauth.SignedIn, "signed in to "+name)

@@ -50,7 +50,7 @@ type oauthMCP struct {
 	signInExpiresIn int
 }
 
-func newOAuthMCP(t *testing.T) *oauthMCP {
+func newOAuthMCP(t testing.TB) *oauthMCP {
 	o := &oauthMCP{tokens: map[string]bool{}, codes: map[string]string{}, refreshes: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1.0.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Description: "Says who is signed in."},
@@ -152,7 +152,7 @@ func oauthJSON(w http.ResponseWriter, status int, v any) {
 
 // oauthConfig is a Config with OAuth on, admitting https to loopback and
 // trusting ts's certificate.
-func oauthConfig(t *testing.T, ts *httptest.Server) Config {
+func oauthConfig(t testing.TB, ts *httptest.Server) Config {
 	policy, err := egress.New(&egress.Options{AllowPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	require.NoError(t, err)
 	pool := x509.NewCertPool()
@@ -166,7 +166,7 @@ func oauthConfig(t *testing.T, ts *httptest.Server) Config {
 
 // browser returns an open func that plays the user's browser: it follows
 // the authorization server's redirect to the loopback callback.
-func browser(t *testing.T, ts *httptest.Server) func(string) error {
+func browser(t testing.TB, ts *httptest.Server) func(string) error {
 	return func(authURL string) error {
 		go func() {
 			c := ts.Client()

@@ -26,9 +26,12 @@ var _ ports.Authenticator = (*Authenticator)(nil)
 
 // Authenticator is the ports.Authenticator of one OAuth-protected server:
 // it hands out the stored access token as "Authorization: Bearer", refreshes
-// it when it has expired or the server refused it, and never caches a token
-// across calls (the store is read on every call, so a token another process
-// rotated in is used at once).
+// it when it has expired or the server refused it. Headers uses the
+// credential its Client last read or wrote for up to Options.CacheTTL
+// (reading the store costs every request tens of microseconds on files, a
+// D-Bus round trip on a keychain); Refused always reads the store, so a
+// token another process rotated in is adopted as soon as the server
+// refuses the cached one.
 //
 // It is safe for concurrent use. At most one refresh per Authenticator is in
 // flight: callers that need one while it runs wait for it and share its
@@ -88,7 +91,7 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 	if err := a.check(r.ServerID, r.Origin); err != nil {
 		return nil, err
 	}
-	rec, err := a.c.load(ctx, a.server, a.resource)
+	rec, err := a.c.loadCached(ctx, a.server, a.resource)
 	if err != nil {
 		return nil, err
 	}

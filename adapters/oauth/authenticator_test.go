@@ -35,6 +35,7 @@ func tokSeed(t *testing.T, e *testEnv, id string, mod func(r *record)) (Server, 
 		mod(rec)
 	}
 	require.NoError(t, e.c.save(context.Background(), rec))
+	e.c.forget(storeKey(id, e.as.MCP())) // stored earlier, as by another process
 	return e.as.server(id), rec
 }
 

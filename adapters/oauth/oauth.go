@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -51,6 +52,10 @@ const (
 	// ExpirySkew is how long before its expiry an access token counts as
 	// expired, so a request does not race it.
 	ExpirySkew = 30 * time.Second
+	// DefaultCacheTTL is the default of Options.CacheTTL. Reading the
+	// store costs tens of microseconds on files and a D-Bus round trip on
+	// a keychain, for every request; BENCHMARKS.md has the figures.
+	DefaultCacheTTL = 5 * time.Second
 )
 
 // Options configures a Client. Client, Store and Locker are required; every
@@ -74,6 +79,14 @@ type Options struct {
 	// ClientName is sent as client_name when registering; "" means
 	// DefaultClientName.
 	ClientName string
+	// CacheTTL is how long a credential read from Store is used for a
+	// request's headers before Store is read again; 0 means
+	// DefaultCacheTTL, negative means Store is read for every request.
+	// A sign-in, refresh or sign-out through this Client updates the
+	// cached credential at once; one done by another process is seen
+	// within CacheTTL, or at once when the server refuses the token
+	// (Refused always reads Store).
+	CacheTTL time.Duration
 }
 
 // Client is the OAuth client of one deployment. It is safe for concurrent
@@ -86,6 +99,16 @@ type Client struct {
 	lockTimeout time.Duration
 	maxBody     int64
 	clientName  string
+	cacheTTL    time.Duration
+
+	mu    sync.Mutex
+	cache map[string]cached // by storeKey
+}
+
+// cached is a credential as this Client last read or wrote it, and when.
+type cached struct {
+	rec *record // never modified once cached
+	at  time.Time
 }
 
 // New returns a Client. It returns a *refusal.Error of Class Config,
@@ -102,6 +125,8 @@ func New(opts Options) (*Client, error) {
 		lockTimeout: opts.LockTimeout,
 		maxBody:     opts.MaxResponseBytes,
 		clientName:  opts.ClientName,
+		cacheTTL:    opts.CacheTTL,
+		cache:       map[string]cached{},
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -114,6 +139,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if c.clientName == "" {
 		c.clientName = DefaultClientName
+	}
+	if c.cacheTTL == 0 {
+		c.cacheTTL = DefaultCacheTTL
 	}
 	return c, nil
 }

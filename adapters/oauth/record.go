@@ -76,11 +76,24 @@ func (r *record) same(o *record) bool {
 	return o != nil && r.AccessToken == o.AccessToken && r.RefreshToken == o.RefreshToken
 }
 
-// load reads the credential of server at resource. It returns (nil, nil)
+// load reads the credential of server at resource from the store, and
+// caches what it read (a credential; its absence or a failure drops the
+// cached one). It returns (nil, nil)
 // when there is none; Class Config ReasonCredentialCorrupt when the stored
 // value is unreadable or belongs to another server or URL; Class Transient
 // ReasonStoreUnavailable when the store fails.
 func (c *Client) load(ctx context.Context, server, resource string) (*record, error) {
+	r, err := c.read(ctx, server, resource)
+	if err != nil || r == nil {
+		c.forget(storeKey(server, resource))
+		return r, err
+	}
+	c.remember(r)
+	return r, nil
+}
+
+// read is load without the cache.
+func (c *Client) read(ctx context.Context, server, resource string) (*record, error) {
 	b, err := c.store.Get(ctx, storeKey(server, resource))
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
@@ -101,7 +114,43 @@ func (c *Client) load(ctx context.Context, server, resource string) (*record, er
 	return &r, nil
 }
 
-// save stores r under its key. Errors: Class Config ReasonCredentialCorrupt
+// loadCached returns the credential of server at resource as load does,
+// but from the cache when this Client read or wrote it less than
+// c.cacheTTL ago. Only a credential is cached, never its absence or a
+// failure, so a sign-in elsewhere is seen at once.
+func (c *Client) loadCached(ctx context.Context, server, resource string) (*record, error) {
+	key := storeKey(server, resource)
+	now := c.now()
+	if c.cacheTTL > 0 {
+		c.mu.Lock()
+		e, ok := c.cache[key]
+		c.mu.Unlock()
+		if ok && now.Sub(e.at) < c.cacheTTL && !now.Before(e.at) {
+			return e.rec, nil
+		}
+	}
+	return c.load(ctx, server, resource)
+}
+
+// remember caches a copy of r as the current credential of its key.
+func (c *Client) remember(r *record) {
+	if c.cacheTTL <= 0 {
+		return
+	}
+	cp := *r
+	c.mu.Lock()
+	c.cache[storeKey(r.Server, r.Resource)] = cached{rec: &cp, at: c.now()}
+	c.mu.Unlock()
+}
+
+// forget drops the cached credential of key.
+func (c *Client) forget(key string) {
+	c.mu.Lock()
+	delete(c.cache, key)
+	c.mu.Unlock()
+}
+
+// save stores r under its key (and caches it). Errors: Class Config ReasonCredentialCorrupt
 // when the store holds an unreadable value there (it is never overwritten
 // silently; SignOut deletes it), Class Transient ReasonStoreUnavailable
 // otherwise.
@@ -114,6 +163,7 @@ func (c *Client) save(ctx context.Context, r *record) error {
 	err = c.store.Set(ctx, storeKey(r.Server, r.Resource), b)
 	switch {
 	case err == nil:
+		c.remember(r)
 		return nil
 	case errors.Is(err, ports.ErrCorrupt):
 		return refusal.New(refusal.Config, ReasonCredentialCorrupt, r.Server)

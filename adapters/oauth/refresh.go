@@ -140,5 +140,6 @@ func (c *Client) forgetSpent(ctx context.Context, spent *record) {
 	if err != nil || !spent.same(stored) {
 		return
 	}
+	c.forget(storeKey(spent.Server, spent.Resource))
 	_ = c.store.Delete(ctx, storeKey(spent.Server, spent.Resource))
 }

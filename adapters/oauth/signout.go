@@ -76,6 +76,7 @@ func (c *Client) SignOut(ctx context.Context, s Server) error {
 	case err == nil && rec == nil:
 		return nil
 	}
+	c.forget(storeKey(s.ID, resource))
 	if err := c.store.Delete(ctx, storeKey(s.ID, resource)); err != nil && !errors.Is(err, ports.ErrNotFound) {
 		if ctx.Err() != nil {
 			return ctxRefusal(ctx.Err(), s.ID, "")

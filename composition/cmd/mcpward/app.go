@@ -97,10 +97,13 @@ func (a *app) show(ctx context.Context, name string) int {
 	if !ok {
 		return a.fail(refusal.New(refusal.Config, composition.ReasonUnknownServer, name))
 	}
+	signIn := a.signInState(ctx, r)
 	if a.opts.json {
-		writeJSON(a.env.stdout, toJSON(r))
+		j := toJSON(r)
+		j.SignIn = signIn
+		writeJSON(a.env.stdout, j)
 	} else {
-		writeShow(a.env.stdout, r)
+		writeShow(a.env.stdout, r, signIn)
 	}
 	if r.Err != nil {
 		return exitFailure

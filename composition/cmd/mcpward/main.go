@@ -122,7 +122,8 @@ server object has name, state (allowed, denied, unresolved,
 blocked, disabled, refused), usable, reason, tier, origin, transport,
 fingerprint, projection (null when malformed), why and fix, and when they
 apply missing, mismatch, field, detail, contenders, shadowed, disabledBy,
-identity.
+identity; show adds signIn (signed_in, signed_out, refresh_needed) for a
+server with oauth.
 
 Exit codes: 0 ok; 1 failure (and doctor: a problem found; tools: a server
 failed to connect, or a server named is not connected; call: the tool

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"io"
 	"strconv"
 	"strings"
@@ -37,6 +38,8 @@ type serverJSON struct {
 	Shadowed    []provenanceJSON       `json:"shadowed,omitempty"`
 	DisabledBy  *provenanceJSON        `json:"disabledBy,omitempty"`
 	Identity    *ports.Identity        `json:"identity,omitempty"`
+	// SignIn is the sign-in state of an OAuth server (show only).
+	SignIn string `json:"signIn,omitempty"`
 }
 
 // provenanceJSON is a tier and origin.
@@ -180,7 +183,7 @@ func keys(ks []string, note string) string {
 }
 
 // writeShow writes show's text.
-func writeShow(w io.Writer, r composition.Result) {
+func writeShow(w io.Writer, r composition.Result, signIn string) {
 	why, fix := explain(r)
 	state := string(r.State)
 	if r.Reason != "" {
@@ -197,6 +200,13 @@ func writeShow(w io.Writer, r composition.Result) {
 		row("source", string(r.Tier)+" "+r.Origin)
 	} else {
 		row("source", string(r.Tier))
+	}
+	switch signIn {
+	case "":
+	case string(oauth.SignedOut):
+		row("sign-in", signIn+` (sign in with "mcpward login `+r.Name+`")`)
+	default:
+		row("sign-in", signIn)
 	}
 	for _, c := range r.Contenders {
 		row("contender", string(c.Tier)+" "+c.Origin)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/core/refusal"
 )
 
 // loginTimeout bounds how long login waits for the browser's redirect.
@@ -82,4 +84,18 @@ func (a *app) signInDone(name string, st oauth.State, line string) int {
 	}
 	fmt.Fprintln(a.env.stdout, line)
 	return exitOK
+}
+
+// signInState is the sign-in state word of r when it is an OAuth server
+// ("" otherwise), read from the token store without any request; a store
+// that cannot say is "unknown (REASON)".
+func (a *app) signInState(ctx context.Context, r composition.Result) string {
+	if r.Auth != composition.AuthOAuth {
+		return ""
+	}
+	st, err := a.host.SignInState(ctx, librarySources(a.sources), r.Name)
+	if err != nil {
+		return "unknown (" + refusal.ReasonOf(err) + ")"
+	}
+	return string(st)
 }

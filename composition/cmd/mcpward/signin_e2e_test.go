@@ -46,6 +46,20 @@ func TestCLISignIn(t *testing.T) {
 			assert.NotContains(t, r.stdout+r.stderr, "cli-test", "the client id is never printed")
 		})
 	}
+	t.Run("show says the sign-in state", func(t *testing.T) {
+		r := w.run(t, "show", "signin")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Regexp(t, `(?m)^  sign-in +signed_out \(sign in with "mcpward login signin"\)$`, r.stdout)
+		r = w.run(t, "show", "signin", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var got struct {
+			SignIn string `json:"signIn"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+		assert.Equal(t, "signed_out", got.SignIn)
+		r = w.run(t, "show", "plain", "--json")
+		assert.NotContains(t, r.stdout, "signIn", "only OAuth servers have a sign-in state")
+	})
 	t.Run("logout --json", func(t *testing.T) {
 		r := w.run(t, "logout", "signin", "--json")
 		require.Equal(t, 0, r.code, r.stderr)

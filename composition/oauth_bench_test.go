@@ -83,7 +83,10 @@ func BenchmarkOAuthCall(b *testing.B) {
 	defer cs.Close()
 
 	calls := [3]func() error{
-		func() error { _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); return err },
+		func() error {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+			return err
+		},
 		func() error { _, err := fs.Call(ctx, "static", "whoami", nil); return err },
 		func() error { _, err := fo.Call(ctx, "guarded", "whoami", nil); return err },
 	}

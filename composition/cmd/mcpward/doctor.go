@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -101,6 +102,9 @@ func (a *app) doctor(ctx context.Context) int {
 	if a.host != nil {
 		for _, r := range a.evaluate(ctx).Servers {
 			if r.Usable() && r.Err == nil {
+				if st := a.signInState(ctx, r); st != "" && st != string(oauth.SignedIn) {
+					d.Findings = append(d.Findings, signInFinding(r.Name, st))
+				}
 				continue
 			}
 			why, fix := explain(r)

@@ -99,3 +99,21 @@ func (a *app) signInState(ctx context.Context, r composition.Result) string {
 	}
 	return string(st)
 }
+
+// signInFinding is doctor's finding about a usable OAuth server whose
+// sign-in state st is not signed_in.
+func signInFinding(name, st string) findingJSON {
+	f := findingJSON{Subject: "server", Name: name, State: "allowed", Reason: st,
+		Fix: `run "mcpward login ` + name + `"`}
+	switch st {
+	case string(oauth.SignedOut):
+		f.Why = "the server asks for OAuth and nobody signed in to it, so connecting it fails"
+	case string(oauth.RefreshNeeded):
+		f.Why = "its access token has expired; the next connection refreshes it, or needs a new sign-in"
+		f.Fix = `nothing, if the refresh succeeds; otherwise run "mcpward login ` + name + `"`
+	default:
+		f.Why = "its stored sign-in cannot be read (" + st + ")"
+		f.Fix = `run "mcpward logout ` + name + `" to delete it, then "mcpward login ` + name + `"`
+	}
+	return f
+}

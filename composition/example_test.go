@@ -54,3 +54,33 @@ func Example() {
 		_ = res // res.Content is cut to the admission cap; res.Truncated says so
 	}
 }
+
+// A host with its own sign-in page drives the OAuth sign-in of a server
+// whose definition has "oauth": it shows the authorization URL, and the
+// browser's redirect comes back to a 127.0.0.1 listener (or the user pastes
+// it, when the browser runs on another machine). Connections to that
+// server then carry the stored credential, refreshed when it expires.
+func ExampleHost_BeginSignIn() {
+	ctx := context.Background()
+	host, cleanup, err := composition.Desktop( // tokens in the OS keychain
+		composition.StateDir(os.ExpandEnv("$HOME/.local/state/myagent/mcp")), nil, nil,
+		composition.Config{Lookup: os.LookupEnv, OAuth: &composition.OAuthConfig{ClientName: "myagent"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cleanup()
+	user, _ := os.ReadFile(os.ExpandEnv("$HOME/.config/myagent/mcp.json"))
+	srcs := []definition.Source{{Tier: ports.TierUser, Origin: "~/.config/myagent/mcp.json", Data: user}}
+
+	signIn, err := host.BeginSignIn(ctx, srcs, "notes")
+	if err != nil {
+		log.Fatal(err) // a *refusal.Error: not an oauth server, not approved, discovery refused, ...
+	}
+	defer signIn.Close()
+	fmt.Println("open", signIn.URL())
+	if err := signIn.Wait(ctx); err != nil { // or signIn.Complete(ctx, pastedRedirect)
+		log.Fatal(err)
+	}
+	state, _ := host.SignInState(ctx, srcs, "notes")
+	fmt.Println("notes:", state) // signed_in
+}

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -48,7 +51,10 @@ func newApp(ctx context.Context, o options, e env) (*app, int) {
 	a.ws = newWorkspace(e.cwd, a.stateDir, o.trustWorkspace)
 	// Stdio servers run under the workspace root with the usual baseline
 	// of this process's environment (HOME, PATH, USER, ...).
-	cfg := composition.Config{Lookup: e.lookup, Actor: actor, Authority: composition.NewEnvAuthority(a.ws.root), OAuth: &composition.OAuthConfig{}}
+	cfg := composition.Config{
+		Lookup: e.lookup, Actor: actor, Authority: composition.NewEnvAuthority(a.ws.root), OAuth: &composition.OAuthConfig{},
+		HelperAllowList: o.allowHelpers, HelperEnv: helperEnv(e.lookup),
+	}
 	var (
 		h       *composition.Host
 		cleanup func()
@@ -158,4 +164,15 @@ func exitForErrors(ev composition.Evaluation) int {
 		}
 	}
 	return exitOK
+}
+
+// helperEnv is the whole environment of a header helper: the baseline a
+// stdio server gets (HOME, PATH, USER and the like), from lookup.
+func helperEnv(lookup func(string) (string, bool)) []string {
+	base := stdiotransport.DefaultBaseline(lookup)
+	env := make([]string, 0, len(base))
+	for _, k := range slices.Sorted(maps.Keys(base)) {
+		env = append(env, k+"="+base[k])
+	}
+	return env
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,6 +67,10 @@ Flags (before or after the command):
                       desktop: sign-in tokens in the OS keychain, the rest on files
   --trust-workspace   trust this workspace (servers with
                       "requiresTrustedWorkspace": true need it)
+  --allow-header-helper JSON
+                      let a definition's headersHelper run when it is exactly this
+                      argv, a JSON array such as '["/usr/bin/token","--for","api"]';
+                      repeatable (default: none runs)
   --json              machine-readable output (shapes below)
 
 Files: ./ is the working directory. A file at a default location that does not
@@ -193,6 +198,21 @@ func (p *pathsFlag) Set(s string) error {
 	return nil
 }
 
+// argvsFlag holds the exact command lines --allow-header-helper allows,
+// each given as a JSON array of strings.
+type argvsFlag [][]string
+
+func (a *argvsFlag) String() string { return fmt.Sprint(len(*a)) }
+
+func (a *argvsFlag) Set(s string) error {
+	var argv []string
+	if err := json.Unmarshal([]byte(s), &argv); err != nil || len(argv) == 0 {
+		return errors.New("takes a JSON array of strings, the helper's exact argv")
+	}
+	*a = append(*a, argv)
+	return nil
+}
+
 // options are the parsed command line.
 type options struct {
 	managed, plugins     pathsFlag
@@ -206,6 +226,8 @@ type options struct {
 	args     []string
 	// demoServer is demo's --server (the example server binary).
 	demoServer pathFlag
+	// allowHelpers are the headersHelper command lines allowed to run.
+	allowHelpers argvsFlag
 }
 
 // The deployment profiles.
@@ -239,6 +261,7 @@ func parse(args []string) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.Var(&o.callArgs, "args", "")
 	fs.Var(&o.demoServer, "server", "")
+	fs.Var(&o.allowHelpers, "allow-header-helper", "")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

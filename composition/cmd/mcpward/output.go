@@ -353,7 +353,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 			"use it from a host that offers a sign-in for " + r.Name + " (composition.Config.OAuth or an Authenticator), or remove \"oauth\" if the server does not need it"
 	case composition.ReasonHeaderHelperNotAllowed:
 		return "its headersHelper command line is not one the host allows; a helper runs only when its exact argv is allow-listed",
-			"a host program allows it with composition.Config.HelperAllowList; the mcpward CLI allows none"
+			"if you trust that command, allow its exact argv with --allow-header-helper '[\"PROGRAM\", \"ARG\", ...]' (a host program: composition.Config.HelperAllowList)"
 	case httptransport.ReasonHelperArgvInvalid:
 		return "its headersHelper is not an exact argv starting with an absolute program path",
 			"write headersHelper as a JSON array whose first element is an absolute path, in " + r.Origin

@@ -487,6 +487,9 @@ func (h *Host) materialize(s definition.Server) Result {
 	if r.State == StateAllowed {
 		kind, ref := h.auth.decide(s.Def, r.Fingerprint)
 		r.Auth = kind
+		if ref == nil && kind == AuthOAuth {
+			ref = h.auth.checkOAuth(s.Name, m.URL.Text, s.Def.OAuth)
+		}
 		if ref != nil {
 			r.State, r.Reason, r.Detail = StateRefused, ref.Reason, ref.Detail
 		}

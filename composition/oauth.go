@@ -84,6 +84,21 @@ func oauthServer(id, rawURL string, o *definition.OAuth) oauth.Server {
 	return s
 }
 
+// checkOAuth refuses, by name, an oauth definition the OAuth client cannot
+// serve: its materialized URL must be an absolute https URL (Class Config,
+// oauth.ReasonURLInvalid, Detail saying so). It sends nothing.
+func (a *Authentication) checkOAuth(name, rawURL string, o *definition.OAuth) *refusal.Error {
+	if a.oauth == nil {
+		return nil
+	}
+	if _, err := a.oauth.Authenticator(oauthServer(name, rawURL, o)); err != nil {
+		re := &refusal.Error{Class: refusal.Config, Reason: refusal.ReasonOf(err), Server: name,
+			Detail: "oauth needs an https URL without userinfo or fragment"}
+		return re
+	}
+	return nil
+}
+
 // signInServer returns the oauth.Server of the server named name in srcs,
 // for SignIn (usable: Evaluate must allow it) or for SignOut and
 // SignInState (any definition of that name asking for oauth). It refuses,

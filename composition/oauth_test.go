@@ -264,6 +264,17 @@ func TestOAuthRefusals(t *testing.T) {
 			assert.False(t, opened, "nothing is opened")
 		})
 	}
+	t.Run("oauth over http is refused by name", func(t *testing.T) {
+		plain := userSrc(`{"mcpServers": {"cleartext": {"type": "http", "url": "http://127.0.0.1:1/mcp", "oauth": {}}}}`)
+		r, ok := h.Evaluate(ctx, plain).Server("cleartext")
+		require.True(t, ok)
+		assert.Equal(t, StateRefused, r.State)
+		assert.Equal(t, oauth.ReasonURLInvalid, r.Reason)
+		opened := false
+		err := h.SignIn(ctx, plain, "cleartext", func(string) error { opened = true; return nil })
+		assert.Equal(t, ReasonNotUsable, refusal.ReasonOf(err))
+		assert.False(t, opened)
+	})
 	t.Run("no store in a Custom deployment", func(t *testing.T) {
 		_, err := Custom(Ports{Approvals: portstest.NewApprovalStore(), Audit: portstest.NewAuditLog()}, oauthConfig(t, o.ts))
 		assert.Equal(t, ReasonOAuthStoreMissing, refusal.ReasonOf(err))

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/composition"
 )
 
@@ -16,6 +17,7 @@ func TestExplainAuthRefusals(t *testing.T) {
 	for _, reason := range []string{
 		composition.ReasonOAuthSignInUnavailable,
 		composition.ReasonHeaderHelperNotAllowed,
+		oauth.ReasonURLInvalid,
 		httptransport.ReasonHelperArgvInvalid,
 	} {
 		t.Run(reason, func(t *testing.T) {

@@ -351,6 +351,9 @@ func explainRefused(r composition.Result) (why, fix string) {
 	case composition.ReasonOAuthSignInUnavailable:
 		return "the server asks for OAuth and no sign-in is offered for it here; it is never connected with its static headers alone",
 			"use it from a host that offers a sign-in for " + r.Name + " (composition.Config.OAuth or an Authenticator), or remove \"oauth\" if the server does not need it"
+	case oauth.ReasonURLInvalid:
+		return "the server asks for OAuth, which mcpward performs only over https (a token never travels in clear text)",
+			"use the server's https URL in " + r.Origin
 	case composition.ReasonHeaderHelperNotAllowed:
 		return "its headersHelper command line is not one the host allows; a helper runs only when its exact argv is allow-listed",
 			"if you trust that command, allow its exact argv with --allow-header-helper '[\"PROGRAM\", \"ARG\", ...]' (a host program: composition.Config.HelperAllowList)"

@@ -55,7 +55,7 @@ const (
 	// DefaultCacheTTL is the default of Options.CacheTTL. Reading the
 	// store costs tens of microseconds on files and a D-Bus round trip on
 	// a keychain, for every request; BENCHMARKS.md has the figures.
-	DefaultCacheTTL = 5 * time.Second
+	DefaultCacheTTL = time.Second
 )
 
 // Options configures a Client. Client, Store and Locker are required; every

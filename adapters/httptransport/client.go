@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -21,25 +20,13 @@ import (
 // It is the client a deployment's OAuth flow uses for metadata, token,
 // registration and revocation requests (adapters/oauth's ClientFunc).
 func (f *Factory) Client(ctx context.Context, u *url.URL, server string) (*http.Client, error) {
-	if u == nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" {
-		return nil, refusal.New(refusal.Config, ReasonURLInvalid, server)
-	}
-	if err := f.policy.AdmitURL(ctx, u); err != nil {
-		return nil, stamp(err, refusal.Refused, ReasonEgressRefused, server)
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return nil, refusal.New(refusal.Refused, "scheme_refused", server)
-	}
-	origin := originOf(u)
-	if u.User != nil {
-		return nil, refusal.New(refusal.Refused, ReasonUserinfoRefused, server).WithOrigin(origin)
+	scheme, origin, err := f.admit(ctx, u, server)
+	if err != nil {
+		return nil, err
 	}
 	return &http.Client{
-		Transport: &originOnly{origin: origin, server: server, base: f.baseTransport(scheme, u.Hostname(), server, origin)},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return refusal.New(refusal.Refused, ReasonRedirectRefused, server).WithOrigin(origin)
-		},
+		Transport:     &originOnly{origin: origin, server: server, base: f.baseTransport(scheme, u.Hostname(), server, origin)},
+		CheckRedirect: refuseRedirects(server, origin),
 	}, nil
 }
 

@@ -159,20 +159,12 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		return nil, refusal.New(refusal.Config, ReasonKindMismatch, server)
 	}
 	u, err := url.Parse(t.URL)
-	if err != nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" {
+	if err != nil {
 		return nil, refusal.New(refusal.Config, ReasonURLInvalid, server)
 	}
-	if err := f.policy.AdmitURL(ctx, u); err != nil {
-		return nil, stamp(err, refusal.Refused, ReasonEgressRefused, server)
-	}
-	// Defence in depth: whatever the policy says, these never pass.
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return nil, refusal.New(refusal.Refused, "scheme_refused", server)
-	}
-	origin := originOf(u)
-	if u.User != nil {
-		return nil, refusal.New(refusal.Refused, ReasonUserinfoRefused, server).WithOrigin(origin)
+	scheme, origin, err := f.admit(ctx, u, server)
+	if err != nil {
+		return nil, err
 	}
 	static := make(http.Header, len(t.Headers))
 	for k, v := range t.Headers {
@@ -195,12 +187,7 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		scheme:    scheme,
 		authReq:   ports.AuthRequest{ServerID: server, Origin: origin},
 	}
-	client := &http.Client{
-		Transport: rt,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return refusal.New(refusal.Refused, ReasonRedirectRefused, server).WithOrigin(origin)
-		},
-	}
+	client := &http.Client{Transport: rt, CheckRedirect: refuseRedirects(server, origin)}
 	eventCap := f.cap
 	if eventCap > int64(int(^uint(0)>>1)) {
 		eventCap = int64(int(^uint(0) >> 1))
@@ -211,6 +198,38 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		MaxRetries:   f.maxRetries,
 		MaxEventSize: int(eventCap),
 	}, nil
+}
+
+// admit puts u to the policy, then refuses, whatever the policy says, a
+// URL that is not absolute http or https or carries userinfo. It returns
+// u's lower-case scheme and origin. Errors: Class Config ReasonURLInvalid;
+// the policy's refusal (ReasonEgressRefused when it is not a refusal);
+// Class Refused "scheme_refused" or ReasonUserinfoRefused.
+func (f *Factory) admit(ctx context.Context, u *url.URL, server string) (scheme, origin string, err error) {
+	if u == nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" {
+		return "", "", refusal.New(refusal.Config, ReasonURLInvalid, server)
+	}
+	if err := f.policy.AdmitURL(ctx, u); err != nil {
+		return "", "", stamp(err, refusal.Refused, ReasonEgressRefused, server)
+	}
+	// Defence in depth: whatever the policy says, these never pass.
+	scheme = strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", "", refusal.New(refusal.Refused, "scheme_refused", server)
+	}
+	origin = originOf(u)
+	if u.User != nil {
+		return "", "", refusal.New(refusal.Refused, ReasonUserinfoRefused, server).WithOrigin(origin)
+	}
+	return scheme, origin, nil
+}
+
+// refuseRedirects is the CheckRedirect of every client of this package:
+// a redirect is refused (ReasonRedirectRefused), same origin included.
+func refuseRedirects(server, origin string) func(*http.Request, []*http.Request) error {
+	return func(*http.Request, []*http.Request) error {
+		return refusal.New(refusal.Refused, ReasonRedirectRefused, server).WithOrigin(origin)
+	}
 }
 
 // baseTransport returns the http.Transport for one admitted server: no

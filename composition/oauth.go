@@ -92,9 +92,8 @@ func (a *Authentication) checkOAuth(name, rawURL string, o *definition.OAuth) *r
 		return nil
 	}
 	if _, err := a.oauth.Authenticator(oauthServer(name, rawURL, o)); err != nil {
-		re := &refusal.Error{Class: refusal.Config, Reason: refusal.ReasonOf(err), Server: name,
+		return &refusal.Error{Class: refusal.Config, Reason: refusal.ReasonOf(err), Server: name,
 			Detail: "oauth needs an https URL without userinfo or fragment"}
-		return re
 	}
 	return nil
 }

@@ -46,6 +46,16 @@ func canonicalURL(raw, server string) (canon, origin string, err error) {
 	return canon, origin, nil
 }
 
+// originOf returns the origin of raw, an https URL, as canonicalURL does,
+// or "" when it is not one.
+func originOf(raw string) string {
+	_, origin, err := canonicalURL(raw, "")
+	if err != nil {
+		return ""
+	}
+	return origin
+}
+
 // httpsURL parses raw as an absolute https URL (as canonicalURL checks it)
 // for a link found in metadata, returning Class Refused, Reason
 // ReasonInsecureEndpoint when it is not one.

@@ -92,7 +92,7 @@ func (c *Client) discover(ctx context.Context, s Server, challenge string) (*end
 	link, chScope, _ := parseChallenge(challenge)
 	rm, err := c.resourceMetadata(ctx, s.ID, resource, origin, link)
 	if err != nil {
-		if metadataURL == nil || !isReason(err, ReasonResourceMetadataUnavailable) {
+		if metadataURL == nil || refusal.ReasonOf(err) != ReasonResourceMetadataUnavailable {
 			return nil, err
 		}
 		rm = nil // MetadataURL names the authorization server; go on without it
@@ -112,7 +112,7 @@ func (c *Client) discover(ctx context.Context, s Server, challenge string) (*end
 			return nil, err
 		}
 		if rm != nil && len(rm.AuthorizationServers) > 0 && !slices.Contains(rm.AuthorizationServers, sm.Issuer) {
-			return nil, refuse(refusal.Refused, ReasonIssuerMismatch, s.ID, issuerOrigin(sm.Issuer))
+			return nil, refuse(refusal.Refused, ReasonIssuerMismatch, s.ID, originOf(sm.Issuer))
 		}
 	} else {
 		if len(rm.AuthorizationServers) == 0 {
@@ -244,7 +244,7 @@ func (c *Client) serverMetadataFor(ctx context.Context, server, issuer string) (
 	if err != nil {
 		return nil, err
 	}
-	asOrigin := issuerOrigin(issuer)
+	asOrigin := originOf(issuer)
 	for _, loc := range serverLocations(iu) {
 		u, err := url.Parse(loc)
 		if err != nil {
@@ -275,7 +275,7 @@ func (c *Client) serverMetadataFor(ctx context.Context, server, issuer string) (
 // Refused ReasonInsecureEndpoint (the issuer is not https, or has a
 // query), Refused ReasonIssuerMismatch; c.get's errors as they are.
 func (c *Client) serverMetadataAt(ctx context.Context, server, raw string, u *url.URL) (*serverMetadata, error) {
-	_, asOrigin, _ := canonicalURL(raw, server)
+	asOrigin := originOf(raw)
 	sm, found, err := c.fetchServerMetadata(ctx, server, u, asOrigin)
 	if err != nil {
 		return nil, err
@@ -322,7 +322,7 @@ func (c *Client) fetchServerMetadata(ctx context.Context, server string, u *url.
 // authorization or token endpoint), Refused ReasonInsecureEndpoint (an
 // endpoint present that is not an absolute https URL).
 func checkServerMetadata(sm *serverMetadata, e *endpoints, server string) error {
-	asOrigin := issuerOrigin(sm.Issuer)
+	asOrigin := originOf(sm.Issuer)
 	if !slices.Contains(sm.CodeChallengeMethodsSupported, "S256") {
 		return refuse(refusal.Refused, ReasonPKCEUnsupported, server, asOrigin)
 	}
@@ -350,21 +350,6 @@ func checkServerMetadata(sm *serverMetadata, e *endpoints, server string) error 
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
 	return nil
-}
-
-// issuerOrigin returns the origin of an https issuer, "" when it is none.
-func issuerOrigin(issuer string) string {
-	_, origin, err := canonicalURL(issuer, "")
-	if err != nil {
-		return ""
-	}
-	return origin
-}
-
-// isReason reports whether err is a *refusal.Error of reason.
-func isReason(err error, reason string) bool {
-	re := refusalOf(err)
-	return re != nil && re.Reason == reason
 }
 
 // validScopes reports whether every element is a scope-token

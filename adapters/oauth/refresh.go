@@ -79,7 +79,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, origin, _ := canonicalURL(cur.TokenEndpoint, server)
+	origin := originOf(cur.TokenEndpoint)
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {cur.RefreshToken},

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"net/http"
-	"net/url"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -51,7 +50,7 @@ func (c *Client) register(ctx context.Context, s Server, ep *endpoints, redirect
 	if ep.registration == nil {
 		return "", refuse(refusal.Unsupported, ReasonRegistrationUnavailable, s.ID, ep.origin)
 	}
-	origin := endpointOriginOf(ep.registration, s.ID)
+	origin := originOf(ep.registration.String())
 	resp, err := c.postJSON(ctx, s.ID, ep.registration, registrationRequest{
 		ClientName:              c.clientName,
 		RedirectURIs:            []string{redirectURI},
@@ -76,14 +75,4 @@ func (c *Client) register(ctx context.Context, s Server, ep *endpoints, redirect
 		return "", refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
 	}
 	return rr.ClientID, nil
-}
-
-// endpointOriginOf returns the origin ("https://host:port") of u, an https URL
-// discovery checked, or "" when it is not one.
-func endpointOriginOf(u *url.URL, server string) string {
-	_, origin, err := canonicalURL(u.String(), server)
-	if err != nil {
-		return ""
-	}
-	return origin
 }

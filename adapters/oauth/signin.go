@@ -409,7 +409,7 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // and Client.save.
 func (p *SignIn) exchange(ctx context.Context, code string) error {
 	id := p.s.ID
-	origin := endpointOriginOf(p.ep.token, id)
+	origin := originOf(p.ep.token.String())
 	resp, err := p.c.postForm(ctx, id, p.ep.token, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},

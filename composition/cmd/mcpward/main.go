@@ -202,8 +202,11 @@ func (p *pathsFlag) Set(s string) error {
 // each given as a JSON array of strings.
 type argvsFlag [][]string
 
+// String implements flag.Value: how many command lines are allowed (never
+// their text).
 func (a *argvsFlag) String() string { return fmt.Sprint(len(*a)) }
 
+// Set implements flag.Value: s is one JSON array of strings, not empty.
 func (a *argvsFlag) Set(s string) error {
 	var argv []string
 	if err := json.Unmarshal([]byte(s), &argv); err != nil || len(argv) == 0 {

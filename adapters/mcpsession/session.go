@@ -383,8 +383,6 @@ func startsObject(b []byte) bool {
 	return false
 }
 
-// isJSONObject reports whether b is one valid JSON object.
-func isJSONObject(b []byte) bool { return startsObject(b) && json.Valid(b) }
 
 // refuseArguments is the refusal of arguments that are not one JSON object.
 func (s *session) refuseArguments() *refusal.Error {

@@ -383,7 +383,6 @@ func startsObject(b []byte) bool {
 	return false
 }
 
-
 // refuseArguments is the refusal of arguments that are not one JSON object.
 func (s *session) refuseArguments() *refusal.Error {
 	return s.refuse(refusal.Config, "arguments_invalid", "arguments are not a JSON object")

@@ -267,7 +267,8 @@ func runHangCall(e *env) int {
 // runIgnoreTerm ignores SIGTERM, starts two grandchildren (this program,
 // mode sleeper: they ignore SIGTERM too, and inherit stdin, stdout and
 // stderr, as the children of a launcher script do), prints
-// "hostile: grandchildren PID PID" on stderr, then serves ok. With -setsid
+// "hostile: grandchildren PID PID" on stderr once both ignore SIGTERM, then
+// serves ok. With -setsid
 // the second grandchild starts a session of its own, so it is outside the
 // process group.
 func runIgnoreTerm(e *env) int {
@@ -284,11 +285,29 @@ func runIgnoreTerm(e *env) int {
 		if i == 1 && e.opts.setsid {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		}
-		if err := cmd.Start(); err != nil {
+		// The grandchild says on fd 3 when it ignores SIGTERM: until then
+		// the Go runtime's own handler would let SIGTERM kill it.
+		ready, w, err := os.Pipe()
+		if err != nil {
+			fmt.Fprintln(e.stderr, "hostile: cannot start a grandchild:", err)
+			return 1
+		}
+		cmd.ExtraFiles = []*os.File{w}
+		err = cmd.Start()
+		w.Close()
+		if err != nil {
+			ready.Close()
 			fmt.Fprintln(e.stderr, "hostile: cannot start a grandchild:", err)
 			return 1
 		}
 		go func() { _ = cmd.Wait() }()
+		_ = ready.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = ready.Read(make([]byte, 1))
+		ready.Close()
+		if err != nil {
+			fmt.Fprintln(e.stderr, "hostile: a grandchild did not start:", err)
+			return 1
+		}
 		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
 	}
 	fmt.Fprintln(e.stderr, "hostile: grandchildren", strings.Join(pids, " "))
@@ -301,10 +320,15 @@ func asFile(v any) *os.File {
 	return f
 }
 
-// runSleeper is a grandchild of ignore-term: it ignores SIGTERM and exits
-// after -lifetime.
+// runSleeper is a grandchild of ignore-term: it ignores SIGTERM, says so
+// by writing one byte to fd 3 (ignore-term waits for it), and exits after
+// -lifetime.
 func runSleeper(e *env) int {
 	signal.Ignore(syscall.SIGTERM)
+	if ready := os.NewFile(3, "ready"); ready != nil {
+		_, _ = ready.Write([]byte{1})
+		ready.Close()
+	}
 	time.Sleep(e.opts.lifetime)
 	return exitOK
 }

@@ -37,8 +37,9 @@ const NoTimeout time.Duration = -1
 // timeouts, where a negative value (NoTimeout) means no timeout.
 type Options struct {
 	// Clock is the time backoff sleeps and StableAfter are measured on;
-	// nil means the system clock. ConnectTimeout is a ctx deadline on the
-	// system clock whatever Clock is (ports.Clock has no timers).
+	// nil means the system clock. ConnectTimeout, CallTimeout and
+	// CallTimeoutMax run on the system clock whatever Clock is (ports.Clock
+	// has no timers).
 	Clock ports.Clock
 	// MaxAttempts bounds both the attempts of one connect sequence and the
 	// consecutive disconnects before Failed; 0 means DefaultMaxAttempts.
@@ -303,7 +304,9 @@ func (s *Server) Catalog() *catalog.Catalog {
 // Reason "cancelled" or "timeout"; a sequence this call started is then
 // abandoned (its session, if any, closed) and the server is Idle, while a
 // sequence it only joined goes on. After Close it returns Class Internal,
-// Reason "closed"; Close during Connect makes Connect return that too.
+// Reason "closed"; Close during Connect makes Connect return that too. A
+// panic during an attempt ends it in Failed with Class Internal, Reason
+// "panic" (see the package comment).
 func (s *Server) Connect(ctx context.Context) error {
 	for {
 		s.mu.Lock()
@@ -662,7 +665,9 @@ func (s *Server) lost(c *conn) {
 // is not Ready it returns ReasonNotConnected (see Call); if the session is
 // lost meanwhile, Class Transient, Reason "disconnected". If ctx ends first
 // it returns Class Transient "cancelled" or "timeout" and changes nothing.
-// After Close it returns Class Internal "closed".
+// After Close it returns Class Internal "closed". A panic during the
+// discovery or the catalog building returns Class Internal "panic", and
+// the server is then Failed, its session closed (see the package comment).
 func (s *Server) Refresh(ctx context.Context) error {
 	c, err := s.enter()
 	if err != nil {

@@ -375,3 +375,31 @@ func TestSupervisedCallTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// FuzzBoundMessage: the bound runs on the SDK's notification goroutine,
+// where a panic cannot be recovered; whatever the server's message, the
+// result is a prefix within the bound that splits no character.
+func FuzzBoundMessage(f *testing.F) {
+	f.Add("")
+	f.Add("step é")
+	f.Add(strings.Repeat("a", ports.MaxProgressMessage-1) + "é")
+	f.Add(strings.Repeat("\x80", ports.MaxProgressMessage+3))
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < ports.MaxProgressMessage && len(s) > 0 {
+			s = strings.Repeat(s, ports.MaxProgressMessage/len(s)+1)
+		}
+		got := boundMessage(s)
+		if len(got) > ports.MaxProgressMessage || !strings.HasPrefix(s, got) {
+			t.Fatalf("got %d bytes, not a prefix within the bound", len(got))
+		}
+		if len(s) <= ports.MaxProgressMessage && got != s {
+			t.Fatal("a message within the bound was cut")
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatal("a character was split")
+		}
+		if len(s) > ports.MaxProgressMessage && utf8.ValidString(s) && len(got) <= ports.MaxProgressMessage-utf8.UTFMax {
+			t.Fatalf("cut to %d bytes: more than the one character across the bound", len(got))
+		}
+	})
+}

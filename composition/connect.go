@@ -57,8 +57,17 @@ type ConnectOptions struct {
 	// Parallel bounds how many servers connect at once; 0 (or less) means
 	// DefaultConnectParallel.
 	Parallel int
-	// Supervisor configures every supervisor (its OnChange is replaced by
-	// one calling OnStatus); nil means the supervisor's defaults.
+	// Supervisor configures every supervisor; nil means the supervisor's
+	// defaults. Its OnChange is replaced by one calling OnStatus, and a nil
+	// Logger by Config.Logger. The defaults bound every connect attempt
+	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
+	// tool call, whether made with Fleet.Call or through a ports.Tool of
+	// Set().Tools() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
+	// without a progress notification of the call; CallTimeoutMax:
+	// supervisor.DefaultCallTimeoutMax, 1 h in all); supervisor.NoTimeout
+	// turns one off. A call that times out fails with Class Transient,
+	// Reason supervisor.ReasonCallTimeout, a connect attempt with
+	// supervisor.ReasonConnectTimeout.
 	Supervisor *supervisor.Options
 	// Session configures the mcpsession Connector; nil means its defaults.
 	Session *mcpsession.Options
@@ -168,15 +177,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 			f.results[i].State, f.results[i].Class, f.results[i].Reason = StateFailed, refusal.Config, ReasonNotConnectable
 			continue
 		}
-		var sopts supervisor.Options
-		if opts.Supervisor != nil {
-			sopts = *opts.Supervisor
-		}
-		sopts.OnChange = nil
-		if on := opts.OnStatus; on != nil {
-			sopts.OnChange = func(st supervisor.Status) { on(name, st) }
-		}
-		sv := supervisor.New(conn, t, &sopts)
+		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name))
 		f.sups[name] = sv
 		wg.Add(1)
 		go func() {
@@ -222,6 +223,24 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 	return f
 }
 
+// supervisorOptions returns the options of the supervisor of server name:
+// opts.Supervisor with OnChange calling opts.OnStatus, and the Host's
+// logger when it sets none.
+func (h *Host) supervisorOptions(opts *ConnectOptions, name string) *supervisor.Options {
+	var sopts supervisor.Options
+	if opts.Supervisor != nil {
+		sopts = *opts.Supervisor
+	}
+	sopts.OnChange = nil
+	if on := opts.OnStatus; on != nil {
+		sopts.OnChange = func(st supervisor.Status) { on(name, st) }
+	}
+	if sopts.Logger == nil {
+		sopts.Logger = h.logger
+	}
+	return &sopts
+}
+
 // fill copies what sr shows of cat.
 func fill(sr *ServerResult, cat *catalog.Catalog) {
 	if len(cat.Partial) > 0 {
@@ -256,7 +275,11 @@ func (f *Fleet) Set() *catalog.Set { return f.set }
 // without a catalog (the supervisor's last failure, or Class Transient
 // supervisor.ReasonNotConnected), and a tool the catalog does not hold
 // (Class Config, ReasonUnknownTool). Other errors are those of
-// catalog.Tool.Call.
+// catalog.Tool.Call, which calls through the server's supervisor: the
+// call is bounded by its CallTimeout and CallTimeoutMax (see
+// ConnectOptions.Supervisor) and fails with Class Transient,
+// supervisor.ReasonCallTimeout when it outlives them. A host that wants
+// the call's progress passes a ctx from ports.WithProgress.
 func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
 	sv := f.sups[server]
 	if sv == nil {

@@ -28,6 +28,7 @@ package composition
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sort"
 	"time"
@@ -224,6 +225,12 @@ type Config struct {
 	// Stdio adjusts the stdio transports (receive cap, close graces); nil
 	// means stdiotransport's defaults.
 	Stdio *stdiotransport.Options
+	// Logger is the host's logger, passed to the supervisor of every
+	// server Connect starts (supervisor.Options.Logger, unless
+	// ConnectOptions.Supervisor sets its own): it gets one Error record per
+	// panic recovered at a server's boundary, with the server id, the
+	// reason "panic" and the stack, never server text. nil discards them.
+	Logger *slog.Logger
 }
 
 // DefaultActor is the actor label of a Config without one.
@@ -241,6 +248,7 @@ type Host struct {
 	dialer    *Dialer
 	lookup    definition.Lookup
 	actor     string
+	logger    *slog.Logger
 }
 
 // NewDecider returns the activation Decider over the given ports; trust may
@@ -273,6 +281,7 @@ func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		dialer:    dialer,
 		lookup:    cfg.Lookup,
 		actor:     actor,
+		logger:    cfg.Logger,
 	}
 }
 

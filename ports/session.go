@@ -103,7 +103,37 @@ type CallRequest struct {
 	// Traceparent is the host's trusted W3C traceparent for this call only,
 	// or "".
 	Traceparent string
+	// OnProgress, when non-nil, asks the server for progress on this call:
+	// the session sends a progress token unique within the session in the
+	// request's _meta and calls OnProgress with every progress
+	// notification carrying that token. It is called from the session's
+	// notification goroutine, one notification at a time, never after
+	// Session.Call has returned; it must not block (it holds up every
+	// notification of the session) and must not call the session. A
+	// notification with any other token is dropped. nil sends no progress
+	// token, so a server has nothing to report progress against.
+	OnProgress func(Progress)
 }
+
+// Progress is one progress notification of a call, as the server sent it.
+// Every field is server data: Message is the server's text, unchanged
+// except that the session bounds its length (see MaxProgressMessage), so a
+// host sanitizes it before showing it on a terminal.
+type Progress struct {
+	// Progress is the progress so far; it should grow with every
+	// notification, even when Total is unknown (servers do not always
+	// keep to that).
+	Progress float64
+	// Total is the total progress required, 0 when unknown.
+	Total float64
+	// Message describes the current progress, "" when none.
+	Message string
+}
+
+// MaxProgressMessage bounds the length in bytes of Progress.Message: a
+// session cuts a longer message at a UTF-8 character boundary at or below
+// it.
+const MaxProgressMessage = 1024
 
 // CallResult is a tool call's result, kept as raw JSON.
 type CallResult struct {

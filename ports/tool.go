@@ -51,3 +51,19 @@ func Traceparent(ctx context.Context) string {
 	tp, _ := ctx.Value(traceparentKey{}).(string)
 	return tp
 }
+
+type progressKey struct{}
+
+// WithProgress returns a context carrying f, the host's progress callback
+// for the one tool call made with it through Tool.Call (whose signature
+// has no room for it): the supervisor reports the call's progress to f as
+// it would to CallRequest.OnProgress. Use a fresh context per call.
+func WithProgress(ctx context.Context, f func(Progress)) context.Context {
+	return context.WithValue(ctx, progressKey{}, f)
+}
+
+// ProgressFunc returns the callback WithProgress put into ctx, or nil.
+func ProgressFunc(ctx context.Context) func(Progress) {
+	f, _ := ctx.Value(progressKey{}).(func(Progress))
+	return f
+}

@@ -22,8 +22,12 @@
 //     contacting the server. Tools the SDK would drop silently (an invalid
 //     x-mcp-header annotation, a null entry) come back in Page.Dropped.
 //   - Signals only. Tool, prompt and resource list_changed notifications call
-//     Signals.ListChanged and do nothing else; every other notification
-//     (logging, progress, resource updated, ...) is ignored.
+//     Signals.ListChanged and do nothing else; a progress notification
+//     carrying the progress token of a call in flight that asked for it
+//     (ports.CallRequest.OnProgress) is passed to that call's OnProgress,
+//     its message cut to ports.MaxProgressMessage bytes; every other
+//     notification (logging, resource updated, progress for any other
+//     token, ...) is ignored.
 //   - Abandonment. A request whose ctx ends while it is in flight is
 //     abandoned: the SDK cannot cancel it cleanly, so the connection is
 //     aborted (Conn.Abort, for stdio a kill of the direct child) or, without
@@ -233,12 +237,13 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 
 	sess := newSession(t.ServerID, conn, s, c.closeTimeout)
 	client := mcp.NewClient(&mcp.Implementation{Name: c.impl.Name, Version: c.impl.Version}, &mcp.ClientOptions{
-		Logger:                     slog.New(sess.drops),
-		Capabilities:               &mcp.ClientCapabilities{},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { sess.signal(ports.ListTools) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
-		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
+		Logger:                      slog.New(sess.drops),
+		Capabilities:                &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { sess.signal(ports.ListTools) },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
+		ProgressNotificationHandler: sess.progress.handler,
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
 

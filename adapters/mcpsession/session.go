@@ -46,6 +46,9 @@ type session struct {
 	// during one ListTools belong to that page.
 	toolsMu sync.Mutex
 
+	// progress routes notifications/progress to calls with OnProgress.
+	progress progressRoutes
+
 	abortOnce sync.Once
 	closeOnce sync.Once
 	closeErr  error
@@ -322,6 +325,13 @@ func rawItems[T any](items []*T) ([]json.RawMessage, error) {
 //     Protocol "call_input_required" for a multi-round-trip "input
 //     required" result (it is neither fulfilled nor re-sent).
 //
+// When r.OnProgress is set, the request's _meta carries a progress token
+// unique within the session, and every notifications/progress with that
+// token that the session handles before Call returns is passed to
+// r.OnProgress on the SDK's notification goroutine (Message cut to
+// ports.MaxProgressMessage bytes); once Call has returned it is never
+// called again. Notifications with any other token are dropped.
+//
 // A tool error (isError) is a result, not an error. Safe for concurrent use.
 func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error) {
 	if err := s.usable(ctx); err != nil {
@@ -348,6 +358,11 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 			return ports.CallResult{}, s.refuseArguments()
 		}
 		params.Arguments = r.Arguments
+	}
+	if r.OnProgress != nil {
+		token, remove := s.progress.add(r.OnProgress)
+		defer remove()
+		params.SetProgressToken(token)
 	}
 	jctx, stop := s.join(ctx)
 	res, err := s.cs.CallTool(jctx, params)

@@ -85,6 +85,8 @@ func TestNewDefaults(t *testing.T) {
 	assert.Equal(t, DefaultBaseDelay, s.baseDelay)
 	assert.Equal(t, DefaultMaxDelay, s.maxDelay)
 	assert.Equal(t, DefaultConnectTimeout, s.connectTimeout)
+	assert.Equal(t, DefaultCallTimeout, s.callTimeout)
+	assert.Equal(t, DefaultCallTimeoutMax, s.callTimeoutMax)
 	assert.Equal(t, DefaultStableAfter, s.stableAfter)
 	assert.IsType(t, realClock{}, s.clock)
 	j := s.jitter()
@@ -93,12 +95,15 @@ func TestNewDefaults(t *testing.T) {
 	assert.Nil(t, s.Catalog())
 
 	neg := New(portstest.NewConnector(script("1")), ports.Target{ServerID: serverID}, &Options{
-		MaxAttempts: -1, BaseDelay: -1, MaxDelay: -1, ConnectTimeout: -1, StableAfter: -1,
+		MaxAttempts: -1, BaseDelay: -1, MaxDelay: -1, StableAfter: -1,
+		ConnectTimeout: NoTimeout, CallTimeout: NoTimeout, CallTimeoutMax: -time.Second,
 	})
 	defer neg.Close()
 	assert.Equal(t, DefaultMaxAttempts, neg.maxAttempts)
 	assert.Equal(t, DefaultBaseDelay, neg.baseDelay)
-	assert.Equal(t, DefaultConnectTimeout, neg.connectTimeout)
+	assert.Zero(t, neg.connectTimeout, "a negative timeout is none")
+	assert.Zero(t, neg.callTimeout)
+	assert.Zero(t, neg.callTimeoutMax)
 
 	capped := New(portstest.NewConnector(script("1")), ports.Target{ServerID: serverID}, &Options{
 		BaseDelay: time.Minute, MaxDelay: time.Second,

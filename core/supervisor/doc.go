@@ -33,9 +33,14 @@
 //     *refusal.Error is a defect of that port: it becomes Class Internal,
 //     Reason "unclassified_error", and is never retried. Its text is never
 //     copied (it may hold URLs or command lines).
-//   - An attempt that outlives Options.ConnectTimeout fails with Class
-//     Transient, Reason "connect_timeout" (unless the connector already
-//     returned a *refusal.Error, which is kept).
+//   - An attempt that outlives Options.ConnectTimeout (default 30 s) fails
+//     with Class Transient, Reason "connect_timeout", and is retried under
+//     the backoff like any Transient failure (unless the connector
+//     returned a *refusal.Error of another class, which is kept).
+//   - A call that outlives its call timeouts fails with Class Transient,
+//     Reason "call_timeout", and is never replayed (see Calls).
+//   - A panic recovered at the server's boundary is Class Internal, Reason
+//     "panic" (see Panics).
 //   - The end of a caller's ctx is not a failure of the server: Connect (and
 //     Refresh and Call) return Class Transient, Reason "cancelled"
 //     (context.Canceled) or "timeout" (context.DeadlineExceeded).
@@ -103,4 +108,55 @@
 // request cleanly (the adapter ends the child): the server then reconnects
 // at once, without a backoff sleep, and that close does not count as a
 // disconnect. Over HTTP the session stays up.
+//
+// Every call is bounded in time, whichever path reaches Call (a host's
+// ports.Tool from the catalog, or a direct Call):
+//
+//	CallTimeout     default 10 min; the longest a call may go without a
+//	                progress notification from the server for that call.
+//	                Each notification restarts the window, so a long job
+//	                that keeps reporting progress is not cut off.
+//	CallTimeoutMax  default 1 h; the longest a call may last in all,
+//	                progress or not.
+//
+// A call that outlives either is abandoned exactly like a call whose ctx
+// ended (over stdio the session and its child are closed first, and the
+// server reconnects at once) and fails with Class Transient, Reason
+// "call_timeout"; it is never replayed. The end of the caller's own ctx
+// stays "cancelled" or "timeout". NoTimeout turns either bound off; with
+// both off and no progress callback the call asks the server for no
+// progress. Otherwise every call carries a progress token, and the
+// server's progress notifications (coalesced, the latest wins) reach the
+// caller's callback (see Call). These timeouts, like ConnectTimeout, run on
+// the system clock, not on Options.Clock.
+//
+// # Panics
+//
+// Every byte a server sends can be crafted, so a panic in the code that
+// handles one server must not end the host. Like net/http for one
+// connection, the supervisor recovers a panic at its boundary, in the
+// goroutine that runs the server's operation: Connector.Connect, the
+// discovery and catalog building of an attempt or of a refresh (a
+// list_changed one or Refresh), and the session's Call. The panic becomes
+// that server's failure, Class Internal, Reason "panic" (ReasonPanic):
+//
+//   - during an attempt, the attempt's session (if any, and so its stdio
+//     child) is closed and the server is Failed, not retried (Internal is
+//     not Transient);
+//   - during a refresh or a call, the session may have been left in any
+//     state, so it is never used again: the server is Failed with that
+//     error, its retained catalog kept and marked stale, and the session
+//     (and its child) closed, which ends the session's other calls in
+//     flight. The caller of Call or Refresh gets the error. A later Connect
+//     starts afresh.
+//
+// Options.Logger gets one Error record per recovered panic, with the
+// server id, the reason, where it happened, the panic value's type and
+// the stack; never the value's text, which can carry the server's bytes.
+//
+// A panic in a goroutine the supervisor does not run cannot be recovered
+// by anyone but that goroutine: the SDK's own goroutines (reading and
+// decoding the connection, delivering notifications) and any goroutine a
+// port or the catalog starts for its own work. The code on those paths
+// that handles server bytes is fuzzed instead, and must not panic.
 package supervisor

@@ -25,6 +25,14 @@ const (
 	// ReasonConnectTimeout: Class Transient; an attempt outlived
 	// Options.ConnectTimeout.
 	ReasonConnectTimeout = "connect_timeout"
+	// ReasonCallTimeout: Class Transient; a call outlived
+	// Options.CallTimeout without progress, or Options.CallTimeoutMax in
+	// all. It was abandoned and is never replayed.
+	ReasonCallTimeout = "call_timeout"
+	// ReasonPanic: Class Internal; a panic was recovered at the server's
+	// boundary (connect, discovery, catalog building, refresh or call).
+	// The server is Failed and its session closed; never retried.
+	ReasonPanic = "panic"
 	// ReasonUnclassified: Class Internal; a port returned an error that is
 	// not a *refusal.Error (a defect of that port). Never retried.
 	ReasonUnclassified = "unclassified_error"

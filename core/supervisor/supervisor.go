@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,14 +20,26 @@ const (
 	DefaultMaxDelay       = 10 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultStableAfter    = time.Minute
+	// DefaultCallTimeout is how long a call may go without a progress
+	// notification when Options.CallTimeout is 0.
+	DefaultCallTimeout = 10 * time.Minute
+	// DefaultCallTimeoutMax is how long a call may last in all when
+	// Options.CallTimeoutMax is 0.
+	DefaultCallTimeoutMax = time.Hour
 )
 
-// Options configure a Server. A nil *Options, and every zero (or negative)
-// field, means the documented default.
+// NoTimeout, as Options.ConnectTimeout, CallTimeout or CallTimeoutMax,
+// turns that timeout off (so does any negative duration).
+const NoTimeout time.Duration = -1
+
+// Options configure a Server. A nil *Options, and every zero field, means
+// the documented default; so does a negative field, except the three
+// timeouts, where a negative value (NoTimeout) means no timeout.
 type Options struct {
 	// Clock is the time backoff sleeps and StableAfter are measured on;
-	// nil means the system clock. ConnectTimeout is a ctx deadline on the
-	// system clock whatever Clock is (ports.Clock has no timers).
+	// nil means the system clock. ConnectTimeout, CallTimeout and
+	// CallTimeoutMax run on the system clock whatever Clock is (ports.Clock
+	// has no timers).
 	Clock ports.Clock
 	// MaxAttempts bounds both the attempts of one connect sequence and the
 	// consecutive disconnects before Failed; 0 means DefaultMaxAttempts.
@@ -40,8 +53,22 @@ type Options struct {
 	// sleeps and must be safe for concurrent use if shared.
 	Jitter func() float64
 	// ConnectTimeout bounds one attempt: Connector.Connect plus the first
-	// discovery; 0 means DefaultConnectTimeout.
+	// discovery; 0 means DefaultConnectTimeout, NoTimeout none. An attempt
+	// that outlives it fails with Class Transient, Reason
+	// "connect_timeout", retried like any Transient failure.
 	ConnectTimeout time.Duration
+	// CallTimeout is how long a call may go without a progress
+	// notification from the server for that call: each one restarts the
+	// window. 0 means DefaultCallTimeout, NoTimeout none. A call that
+	// times out fails with Class Transient, Reason "call_timeout", is
+	// never replayed, and is abandoned like a cancelled one (over stdio
+	// the session, and so the child, is closed first).
+	CallTimeout time.Duration
+	// CallTimeoutMax is how long a call may last in all, progress or not;
+	// 0 means DefaultCallTimeoutMax, NoTimeout none. It bounds the call
+	// whatever CallTimeout is (also with CallTimeout NoTimeout), and a
+	// CallTimeoutMax below CallTimeout is the effective bound.
+	CallTimeoutMax time.Duration
 	// StableAfter is how long a session must stay up for its disconnect
 	// to restart the disconnect count; 0 means DefaultStableAfter.
 	StableAfter time.Duration
@@ -49,6 +76,11 @@ type Options struct {
 	Discover *catalog.DiscoverOptions
 	// Catalog is passed to catalog.Build (nil: catalog's defaults).
 	Catalog *catalog.Options
+	// Logger receives one Error record per panic recovered at the
+	// server's boundary (see the package comment): the server id, the
+	// reason "panic", where it happened, the panic value's type and the
+	// stack, never the value's text. nil discards them.
+	Logger *slog.Logger
 	// OnChange, when non-nil, is called with a snapshot after every change
 	// of the Status (state, error, counts or catalog), in the order of the
 	// changes, never concurrently with itself and never with a lock held.
@@ -69,10 +101,13 @@ type Server struct {
 	baseDelay      time.Duration
 	maxDelay       time.Duration
 	jitter         func() float64
-	connectTimeout time.Duration
+	connectTimeout time.Duration // 0: none
+	callTimeout    time.Duration // 0: none
+	callTimeoutMax time.Duration // 0: none
 	stableAfter    time.Duration
 	discover       *catalog.DiscoverOptions
 	catOpts        *catalog.Options
+	logger         *slog.Logger
 	onChange       func(Status)
 
 	// life ends on Close; every background goroutine and every attempt
@@ -189,10 +224,13 @@ func New(c ports.Connector, t ports.Target, opts *Options) *Server {
 		baseDelay:      o.BaseDelay,
 		maxDelay:       o.MaxDelay,
 		jitter:         o.Jitter,
-		connectTimeout: o.ConnectTimeout,
+		connectTimeout: timeout(o.ConnectTimeout, DefaultConnectTimeout),
+		callTimeout:    timeout(o.CallTimeout, DefaultCallTimeout),
+		callTimeoutMax: timeout(o.CallTimeoutMax, DefaultCallTimeoutMax),
 		stableAfter:    o.StableAfter,
 		discover:       o.Discover,
 		catOpts:        o.Catalog,
+		logger:         o.Logger,
 		onChange:       o.OnChange,
 		sem:            make(chan struct{}, 1),
 		closeDone:      make(chan struct{}),
@@ -215,14 +253,26 @@ func New(c ports.Connector, t ports.Target, opts *Options) *Server {
 	if s.jitter == nil {
 		s.jitter = rand.Float64
 	}
-	if s.connectTimeout <= 0 {
-		s.connectTimeout = DefaultConnectTimeout
-	}
 	if s.stableAfter <= 0 {
 		s.stableAfter = DefaultStableAfter
 	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s
+}
+
+// timeout returns the timeout an option asks for: def for 0, 0 (none) for
+// a negative value, d otherwise.
+func timeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Status returns a snapshot of the server's state.
@@ -254,7 +304,9 @@ func (s *Server) Catalog() *catalog.Catalog {
 // Reason "cancelled" or "timeout"; a sequence this call started is then
 // abandoned (its session, if any, closed) and the server is Idle, while a
 // sequence it only joined goes on. After Close it returns Class Internal,
-// Reason "closed"; Close during Connect makes Connect return that too.
+// Reason "closed"; Close during Connect makes Connect return that too. A
+// panic during an attempt ends it in Failed with Class Internal, Reason
+// "panic" (see the package comment).
 func (s *Server) Connect(ctx context.Context) error {
 	for {
 		s.mu.Lock()
@@ -372,9 +424,30 @@ func (s *Server) run(ctx context.Context, q *sequence, n int) {
 // and its catalog, with derr the failure of the discovery when the session
 // is kept despite it; or err, the failure of the attempt (its session
 // closed). When ctx has ended it returns some non-nil err.
+//
+// A panic in the attempt (in the Connector, the session's List, the
+// discovery or the catalog building) is recovered here: its session, if
+// any, is closed and err is Class Internal, Reason "panic".
 func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, derr, err *refusal.Error) {
-	actx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if s.connectTimeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, s.connectTimeout)
+	}
 	defer cancel()
+
+	var sess ports.Session
+	defer func() {
+		if v := recover(); v != nil {
+			e := s.recovered(v, panicInConnect)
+			switch {
+			case c != nil:
+				_ = c.close()
+			case sess != nil:
+				_ = sess.Close()
+			}
+			c, cat, derr, err = nil, nil, nil, e
+		}
+	}()
 
 	kick := make(chan struct{}, 1)
 	sig := ports.Signals{ListChanged: func(ports.ListKind) {
@@ -387,6 +460,7 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 	if cerr != nil {
 		if sess != nil {
 			_ = sess.Close()
+			sess = nil
 		}
 		return nil, nil, nil, s.attemptErr(ctx, actx, cerr)
 	}
@@ -396,6 +470,7 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 	c = &conn{sess: sess, id: sess.Identity(), kick: kick}
 	fail := func(e *refusal.Error) (*conn, *catalog.Catalog, *refusal.Error, *refusal.Error) {
 		_ = c.close()
+		c = nil
 		return nil, nil, nil, e
 	}
 
@@ -431,14 +506,19 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 }
 
 // attemptErr classifies the failure err of an attempt running under actx,
-// derived from the sequence's ctx.
+// derived from the sequence's ctx. When the attempt's own timeout ended
+// it, a Transient or unclassified failure (the connector's view of its
+// ended ctx, or of the connection that ending tore down) becomes
+// ReasonConnectTimeout; a failure of another class is kept, since the
+// connector says it is not about time.
 func (s *Server) attemptErr(ctx, actx context.Context, err error) *refusal.Error {
 	if ctx.Err() != nil {
 		return s.ctxErr(ctx)
 	}
 	e := s.classify(err)
-	if actx.Err() != nil && e.Reason == ReasonUnclassified {
+	if actx.Err() != nil && (e.Class == refusal.Transient || e.Reason == ReasonUnclassified) {
 		e = s.newErr(refusal.Transient, ReasonConnectTimeout)
+		e.Detail = "the connect attempt outlived the connect timeout"
 	}
 	return e
 }
@@ -585,7 +665,9 @@ func (s *Server) lost(c *conn) {
 // is not Ready it returns ReasonNotConnected (see Call); if the session is
 // lost meanwhile, Class Transient, Reason "disconnected". If ctx ends first
 // it returns Class Transient "cancelled" or "timeout" and changes nothing.
-// After Close it returns Class Internal "closed".
+// After Close it returns Class Internal "closed". A panic during the
+// discovery or the catalog building returns Class Internal "panic", and
+// the server is then Failed, its session closed (see the package comment).
 func (s *Server) Refresh(ctx context.Context) error {
 	c, err := s.enter()
 	if err != nil {
@@ -609,6 +691,8 @@ func (s *Server) Refresh(ctx context.Context) error {
 }
 
 // refresh runs one discovery of c under ctx and applies it (see Refresh).
+// A panic in the discovery or the catalog building fails the server (see
+// failPanic) and is returned as Class Internal, Reason "panic".
 func (s *Server) refresh(ctx context.Context, c *conn) *refusal.Error {
 	select {
 	case s.sem <- struct{}{}:
@@ -619,10 +703,10 @@ func (s *Server) refresh(ctx context.Context, c *conn) *refusal.Error {
 	}
 	defer func() { <-s.sem }()
 
-	lists, dErr := catalog.Discover(ctx, c.sess, s.discover)
-	var cat *catalog.Catalog
-	if dErr == nil {
-		cat = catalog.Build(s.target.ServerID, c.id, lists, s, s.catOpts)
+	cat, dErr, perr := s.rediscover(ctx, c)
+	if perr != nil {
+		s.failPanic(c, perr)
+		return perr
 	}
 	s.mu.Lock()
 	switch {
@@ -657,6 +741,22 @@ func (s *Server) refresh(ctx context.Context, c *conn) *refusal.Error {
 	return e
 }
 
+// rediscover discovers the lists of c again and builds their catalog (nil
+// when the discovery failed with dErr). A panic in either is recovered and
+// returned as perr.
+func (s *Server) rediscover(ctx context.Context, c *conn) (cat *catalog.Catalog, dErr error, perr *refusal.Error) {
+	defer func() {
+		if v := recover(); v != nil {
+			cat, dErr, perr = nil, nil, s.recovered(v, panicInRefresh)
+		}
+	}()
+	lists, dErr := catalog.Discover(ctx, c.sess, s.discover)
+	if dErr == nil {
+		cat = catalog.Build(s.target.ServerID, c.id, lists, s, s.catOpts)
+	}
+	return cat, dErr, nil
+}
+
 // enter returns the Ready session for one Call or Refresh and adds the
 // operation to s.wg, or the error that says why there is none.
 func (s *Server) enter() (*conn, *refusal.Error) {
@@ -685,40 +785,77 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 // caller branching on the class does the same as for Connect. After Close:
 // Class Internal, Reason "closed".
 //
+// The call is bounded by Options.CallTimeout (restarted by every progress
+// notification of the call) and Options.CallTimeoutMax; a call that
+// outlives them is abandoned and Call returns Class Transient, Reason
+// "call_timeout". While a timeout is on, the call asks the server for
+// progress (it carries a progress token). The caller's progress callback
+// is r.OnProgress or, when that is nil, ports.ProgressFunc(ctx) (how a
+// host calling through a ports.Tool gets progress). It is called from a
+// goroutine of Call, never concurrently with itself and never after Call
+// has returned; notifications that arrive while it runs are coalesced, so
+// it sees the latest one (not necessarily each). It should return quickly:
+// Call waits for a running callback before it returns.
+//
 // A failure of the session's Call is returned as a *refusal.Error (an
 // unclassified one becomes Class Transient "disconnected" when the session
 // ended meanwhile, Internal "unclassified_error" otherwise). When the call
 // failed and ctx has ended (the call was abandoned), Call returns Class
-// Transient "cancelled" or "timeout"; over stdio it first closes the
-// session (see the package comment), so no request is left running in the
-// child. A result the session returned is returned even if ctx ended
-// meanwhile.
+// Transient "cancelled" or "timeout": the caller's ending is never
+// reported as "call_timeout". An abandoned call (by ctx or by the call
+// timeouts) over stdio first closes the session (see the package comment),
+// so no request is left running in the child. A result the session
+// returned is returned even if ctx ended or the timeout passed meanwhile.
+//
+// A panic in the session's Call is recovered: Call returns Class Internal,
+// Reason "panic", and the server is Failed with that error, its session
+// closed (see the package comment).
 func (s *Server) Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error) {
 	c, err := s.enter()
 	if err != nil {
 		return ports.CallResult{}, err
 	}
 	defer s.wg.Done()
+	user := r.OnProgress
+	if user == nil {
+		user = ports.ProgressFunc(ctx)
+	}
+	cctx := ctx
+	r.OnProgress = nil
+	if w := s.openWindow(ctx, user); w != nil {
+		defer w.stop()
+		cctx = w.ctx
+		r.OnProgress = w.progress
+	}
 	stdio := s.target.Kind == ports.TransportStdio
 	var rec *inflight
 	if stdio {
-		rec = c.track(ctx)
+		rec = c.track(cctx)
 	}
-	res, cerr := c.sess.Call(ctx, r)
+	res, cerr, perr := s.sessionCall(cctx, c, r)
 	if stdio {
-		if cerr != nil && ctx.Err() != nil {
+		if cerr != nil && cctx.Err() != nil {
 			c.recycled.Store(true)
 		}
 		c.untrack(rec)
 	}
+	if perr != nil {
+		s.failPanic(c, perr)
+		return ports.CallResult{}, perr
+	}
 	if cerr == nil {
 		return res, nil
 	}
-	if ctx.Err() != nil {
+	if cctx.Err() != nil {
 		if stdio {
 			_ = c.close()
 		}
-		return ports.CallResult{}, s.ctxErr(ctx)
+		if ctx.Err() != nil {
+			return ports.CallResult{}, s.ctxErr(ctx)
+		}
+		e := s.newErr(refusal.Transient, ReasonCallTimeout)
+		e.Detail = "the call outlived the call timeout"
+		return ports.CallResult{}, e
 	}
 	e := s.classify(cerr)
 	if e.Reason == ReasonUnclassified {
@@ -729,6 +866,18 @@ func (s *Server) Call(ctx context.Context, r ports.CallRequest) (ports.CallResul
 		}
 	}
 	return ports.CallResult{}, e
+}
+
+// sessionCall makes the call r on c's session under ctx; a panic in it is
+// recovered and returned as perr.
+func (s *Server) sessionCall(ctx context.Context, c *conn, r ports.CallRequest) (res ports.CallResult, err error, perr *refusal.Error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err, perr = ports.CallResult{}, nil, s.recovered(v, panicInCall)
+		}
+	}()
+	res, err = c.sess.Call(ctx, r)
+	return res, err, nil
 }
 
 // Close ends everything: it cancels the running sequence and background

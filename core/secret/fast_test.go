@@ -66,7 +66,8 @@ var fastMaskSeeds = []string{
 	"pypi-AgEIcHlwaS5vcmc" + strings.Repeat("a", 50), "shpss_" + strings.Repeat("a", 32), "lin_api_" + strings.Repeat("a", 40),
 	"ntn_" + strings.Repeat("1", 40), "pplx-" + strings.Repeat("a", 40), "gsk_" + strings.Repeat("a", 40), "sntryu_" + strings.Repeat("a", 40),
 	"PMAK-" + strings.Repeat("a", 24) + "-" + strings.Repeat("b", 34), "hvs." + strings.Repeat("a", 90), "ATATT3" + strings.Repeat("a", 100),
-	"AGE-SECRET-KEY-1" + strings.Repeat("Q", 58), "-----BEGIN PGP PRIVATE KEY BLOCK-----x", "S", "SK", "g", "gh", "\xffS",
+	"AGE-SECRET-KEY-1" + strings.Repeat("Q", 58), "API_KEY=v", "a=1 TOKEN=v", "x;Password=v", "9TOKEN=v", "_token=", "/token=v",
+	"a-token=v", "token==v", "=token=v", "&&token=", "TOKEN\t=v", "-----BEGIN PGP PRIVATE KEY BLOCK-----x", "S", "SK", "g", "gh", "\xffS",
 }
 
 func fastCheckMask(t *testing.T, s string) {

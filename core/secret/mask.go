@@ -94,6 +94,12 @@ var maskRules = []maskRule{
 	// --flag=VALUE and -flag=VALUE whose flag names are credential-shaped.
 	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1, context: true,
 		need: func(s string) bool { return strings.IndexByte(s, '-') >= 0 && strings.IndexByte(s, '=') >= 0 }},
+	// NAME=VALUE whose NAME (an environment-variable style name) is
+	// credential-shaped, at the start of the text or after a space, quote,
+	// "," or ";": docker's -e API_KEY=VALUE, connection strings'
+	// ;Password=VALUE;. (A query's &token=VALUE is the query rule's.)
+	{re: regexp.MustCompile(`(?:^|[\s"',;])([A-Za-z_][A-Za-z0-9_]*)=([^\s"';&]*)`), group: 2, nameGroup: 1, context: true,
+		need: needCredentialAssignment},
 	// npm auth settings, as .npmrc lines and npm's --KEY=VALUE config
 	// flags write them: //registry.example/:_authToken=VALUE, _auth=…,
 	// _password=….
@@ -254,6 +260,29 @@ func needCredentialParam(s string) bool {
 	return false
 }
 
+// needCredentialAssignment is the need test of the NAME=VALUE rule: an "="
+// after a run of [A-Za-z0-9_] that starts with a letter or "_", is
+// credential-shaped and stands at the start of s or after one of the
+// rule's separators. The rule's name class cannot hold a separator, so
+// that run is exactly the name of every match it masks.
+func needCredentialAssignment(s string) bool {
+	for j := strings.IndexByte(s, '='); j >= 0; {
+		i := j
+		for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_') {
+			i--
+		}
+		if i < j && !isDigit(s[i]) && (i == 0 || strings.IndexByte(" \t\n\f\r\"',;", s[i-1]) >= 0) && IsCredentialName(s[i:j]) {
+			return true
+		}
+		next := strings.IndexByte(s[j+1:], '=')
+		if next < 0 {
+			break
+		}
+		j += 1 + next
+	}
+	return false
+}
+
 // isParamStop reports whether c ends a query parameter name as the query
 // rule's [^=&#\s?] class says.
 func isParamStop(c byte) bool {
@@ -309,8 +338,9 @@ const maxMaskPasses = 8
 // or "Basic ", URL userinfo passwords (scheme://user:PASS@host), query
 // parameter values whose names are credential-shaped (?token=VALUE&x=1
 // masks VALUE only), --flag=VALUE / -flag=VALUE values whose flag names
-// are credential-shaped (--api-key=VALUE) and npm auth values
-// (//registry/:_authToken=VALUE, _auth=, _password=).
+// are credential-shaped (--api-key=VALUE), NAME=VALUE assignments whose
+// names are credential-shaped (API_KEY=VALUE, as docker -e takes it) and
+// npm auth values (//registry/:_authToken=VALUE, _auth=, _password=).
 //
 // Everything else stays as it was, so a command line or URL stays
 // readable. Markers already in s are left alone, and so is a value that is
@@ -409,7 +439,9 @@ func (r *maskRule) spans(s string, dst [][2]int) [][2]int {
 // PositionSpans returns the [start, end) spans of s that MaskLiterals masks
 // because of where they stand rather than what they look like: the value
 // after a credential-shaped --flag= or -flag=, after a credential-shaped
-// query parameter name, after an npm auth key (_authToken=, _auth=,
+// query parameter name, after a credential-shaped NAME= (API_KEY=VALUE at
+// the start of the text or after a space, quote, "," or ";"), after
+// an npm auth key (_authToken=, _auth=,
 // _password=), after "Bearer " or "Basic " (8 bytes or more), and a URL
 // userinfo password. Spans are in no particular order and may overlap;
 // empty values, markers and values that are only a variable reference are

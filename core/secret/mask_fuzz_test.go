@@ -39,7 +39,7 @@ func plantHex(seed []byte, n int) string {
 }
 
 // plantKinds is how many shapes plant knows.
-const plantKinds = 32
+const plantKinds = 33
 
 // plant returns text containing a literal of shape kind, and the part of it
 // that must never survive masking.
@@ -114,6 +114,8 @@ func plant(kind uint8, seed []byte) (text, hidden string) {
 		return "whsec_" + s, s
 	case 30:
 		return "pypi-AgEIcHlwaS5vcmc" + long + long[:10], long
+	case 31:
+		return "-e GITHUB_PERSONAL_ACCESS_TOKEN=" + s, s
 	default:
 		return "xoxe-1-" + s, s
 	}

@@ -1,6 +1,7 @@
 package secret_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +129,12 @@ func TestMaskLiterals(t *testing.T) {
 		{"groq", groqTok, R},
 		{"pgp private key block", pgpHead + pgpBody + pgpTail, pgpHead + R + pgpTail},
 		{"bearer in arg", "Authorization: Bearer " + npmTok, "Authorization: Bearer " + R},
+		{"docker env assignment", "GITHUB_PERSONAL_ACCESS_TOKEN=plainvalue", "GITHUB_PERSONAL_ACCESS_TOKEN=" + R},
+		{"assignment after space", "env API_KEY=abc DEBUG=1", "env API_KEY=" + R + " DEBUG=1"},
+		{"connection string password", "Server=db;Password=hunter2;Port=1", "Server=db;Password=" + R + ";Port=1"},
+		{"assignment template ref", "API_KEY=${API_KEY}", "API_KEY=${API_KEY}"},
+		{"assignment not credential", "DEBUG=1 MODE=fast", "DEBUG=1 MODE=fast"},
+		{"assignment inside path", "/x/token=abc", "/x/token=abc"},
 
 		// Shapes embedded mid-string.
 		{"ghp mid", "git clone https://x-access:" + ghpTok + "@github.com/o/r", "git clone https://x-access:" + R + "@github.com/o/r"},
@@ -184,7 +191,7 @@ func TestMaskLiterals(t *testing.T) {
 		{"npm env name", "npm_config_registry", "npm_config_registry"},
 		{"npm short", "npm_AbCdEf", "npm_AbCdEf"},
 		{"slack host only", "https://hooks.slack.com/", "https://hooks.slack.com/"},
-		{"authToken inside word", "my_authTokens=x", "my_authTokens=x"},
+		{"authToken inside word", "//r/:_authorized=x", "//r/:_authorized=x"},
 		{"gitlab short", "glpat-short", "glpat-short"},
 		{"hf word", "hf_model_name", "hf_model_name"},
 		{"sg version", "SG.1.2", "SG.1.2"},
@@ -268,13 +275,15 @@ func TestPositionSpans(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []string // the masked texts, in order of position
+		want []string // the masked texts, in order of position, without repeats
 	}{
 		{"flag value", "--api-key=VALUE", []string{"VALUE"}},
 		{"query value", "https://h/?x=1&token=VALUE&y=2", []string{"VALUE"}},
 		{"userinfo", "https://u:VALUE@h/", []string{"VALUE"}},
 		{"bearer", "Authorization: Bearer VALUE1234", []string{"VALUE1234"}},
 		{"npmrc", "//r.example/:_authToken=VALUE", []string{"VALUE"}},
+		{"assignment", "API_KEY=VALUE", []string{"VALUE"}},
+		{"connection string", "Server=db;User Id=u;Password=VALUE;Port=1", []string{"VALUE"}},
 		// Shapes are not positions.
 		{"shape only", npmTok + " " + ghpTok + " " + rkLiveTok, nil},
 		{"plain", "npx -y @scope/server --port=8080", nil},
@@ -283,9 +292,13 @@ func TestPositionSpans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			spans := secret.PositionSpans(tt.in)
+			slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 			var got []string
-			for _, sp := range secret.PositionSpans(tt.in) {
-				got = append(got, tt.in[sp[0]:sp[1]])
+			for i, sp := range spans {
+				if i == 0 || sp != spans[i-1] {
+					got = append(got, tt.in[sp[0]:sp[1]])
+				}
 			}
 			assert.Equal(t, tt.want, got)
 		})

@@ -67,7 +67,8 @@ var fastMaskSeeds = []string{
 	"ntn_" + strings.Repeat("1", 40), "pplx-" + strings.Repeat("a", 40), "gsk_" + strings.Repeat("a", 40), "sntryu_" + strings.Repeat("a", 40),
 	"PMAK-" + strings.Repeat("a", 24) + "-" + strings.Repeat("b", 34), "hvs." + strings.Repeat("a", 90), "ATATT3" + strings.Repeat("a", 100),
 	"AGE-SECRET-KEY-1" + strings.Repeat("Q", 58), "API_KEY=v", "a=1 TOKEN=v", "x;Password=v", "9TOKEN=v", "_token=", "/token=v",
-	"a-token=v", "token==v", "=token=v", "&&token=", "TOKEN\t=v", "-----BEGIN PGP PRIVATE KEY BLOCK-----x", "S", "SK", "g", "gh", "\xffS",
+	"a-token=v", "token==v", "=token=v", "&&token=", "TOKEN\t=v", "--token=", "-token=v", "---token=v", "--9token=v", "x=--token=v",
+	"a,--api-key=v", "'--secret=v'", "x--token=v", "--a=x=--token=v", "--port=1 --token=v", "--to.ken=v", "-=v", "--=v", "-----BEGIN PGP PRIVATE KEY BLOCK-----x", "S", "SK", "g", "gh", "\xffS",
 }
 
 func fastCheckMask(t *testing.T, s string) {

@@ -93,7 +93,7 @@ var maskRules = []maskRule{
 		need: needCredentialParam},
 	// --flag=VALUE and -flag=VALUE whose flag names are credential-shaped.
 	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1, context: true,
-		need: func(s string) bool { return strings.IndexByte(s, '-') >= 0 && strings.IndexByte(s, '=') >= 0 }},
+		need: needCredentialFlag},
 	// NAME=VALUE whose NAME (an environment-variable style name) is
 	// credential-shaped, at the start of the text or after a space, quote,
 	// "," or ";": docker's -e API_KEY=VALUE, connection strings'
@@ -256,6 +256,37 @@ func needCredentialParam(s string) bool {
 		if IsCredentialName(name) {
 			return true
 		}
+	}
+	return false
+}
+
+// needCredentialFlag is the need test of the --flag=VALUE rule: an "="
+// after a run of [A-Za-z0-9_.-] that stands at the start of s or after one
+// of the rule's separators (\s, quotes, "=", ","), and is "-" or "--"
+// followed by a credential-shaped name that starts with a letter. The
+// rule's name class holds no separator, so that run is exactly the dashes
+// and name of every match it masks.
+func needCredentialFlag(s string) bool {
+	for j := strings.IndexByte(s, '='); j >= 0; {
+		i := j
+		for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_' || s[i-1] == '.' || s[i-1] == '-') {
+			i--
+		}
+		if i == 0 || strings.IndexByte(" \t\n\f\r\"'=,", s[i-1]) >= 0 {
+			if name, ok := strings.CutPrefix(s[i:j], "-"); ok {
+				if len(name) > 0 && name[0] == '-' {
+					name = name[1:]
+				}
+				if len(name) > 0 && (isUpper(name[0]) || isLower(name[0])) && IsCredentialName(name) {
+					return true
+				}
+			}
+		}
+		next := strings.IndexByte(s[j+1:], '=')
+		if next < 0 {
+			break
+		}
+		j += 1 + next
 	}
 	return false
 }

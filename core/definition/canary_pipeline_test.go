@@ -27,6 +27,27 @@ var pipelineCanaries = map[string]string{
 	"malformed entry":   "CANARYbad0e9a",
 	"refused secret":    "CANARYcls7d21",
 	"shell helper line": "CANARYsh4f0b9",
+
+	// Issue 11: secrets by position, whatever the variable is called, and
+	// literal shapes the masking used to miss.
+	"plain var after flag":    "CANARYpvf8c31",
+	"plain var in auth token": "CANARYpva5d72",
+	"plain var after bearer":  "CNRYb7", // shorter than the 8 bytes the Bearer shape rule needs
+	"plain var in assignment": "CANARYpve6a09",
+	"literal after flag":      "CANARYlaf2b68",
+	"literal after helper":    "CANARYlah7a15",
+	"stripe restricted key":   "rk_live_CANARYrk9f2a1b",
+	"npm token":               "npm_CANARYnpm0123456789abcdefghijklmnopq",
+	"npm auth line literal":   "CANARYnal3c5e",
+	"slack webhook path":      "B00000000/CANARYslk4e2b9c",
+	"gitlab token":            "glpat-CANARYglp6d4e1a2b3c4d",
+}
+
+// pipelineLookupCanaries are the canaries the lookup supplies rather than
+// the documents.
+var pipelineLookupCanaries = map[string]bool{
+	"variable": true, "plain var after flag": true, "plain var in auth token": true, "plain var after bearer": true,
+	"plain var in assignment": true,
 }
 
 func pipelineCanaryDocs() []definition.Source {
@@ -45,6 +66,18 @@ func pipelineCanaryDocs() []definition.Source {
 	}}`, nil, c["variable default"], c["env literal"], c["header literal"], c["header template"],
 		c["url query"], c["url userinfo"], c["ghp literal arg"], c["flag literal arg"],
 		c["malformed entry"], c["refused secret"], c["shell helper line"])
+	// Plain-named variables (STRIPE, NPMVAL, PLAINB, DOCKVAL) in credential
+	// positions; literal credentials after flags and of the shapes issue 11
+	// found unmasked.
+	positional := fmt.Sprintf(`,
+	  "stdio-pos": {"command":"node","args":["server.js","--api-key","${STRIPE}","--token","%[1]s",
+	    "--password","pre-${STRIPE}-post","//registry.npmjs.org/:_authToken=${NPMVAL}","//r.example/:_authToken=%[2]s",
+	    "--header","Authorization: Bearer ${PLAINB}","-e","API_KEY=${DOCKVAL}","%[3]s","%[4]s","%[5]s"]},
+	  "http-pos": {"type":"http","url":"https://hooks.slack.com/services/T00000000/%[6]s",
+	    "headersHelper":["/bin/get-token","--client-secret","%[7]s"]}`,
+		c["literal after flag"], c["npm auth line literal"], c["stripe restricted key"], c["npm token"],
+		c["gitlab token"], c["slack webhook path"], c["literal after helper"])
+	project = project[:strings.LastIndex(project, "}\n\t}}")+1] + positional + "\n\t}}"
 	managedBroken := `{"mcpServers": {"x": {"command": "` + c["malformed entry"] + `"` // not JSON
 	user := `{"mcpServers":{"user-srv":{"command":"tool","env":{"SESSION_ID":"` + c["env literal"] + `"}}},"disabledMcpServers":["stdio-ok"]}`
 	return []definition.Source{
@@ -58,6 +91,14 @@ func pipelineCanaryLookup(name string) (string, bool) {
 	switch name {
 	case "GITHUB_TOKEN", "SERVICE_TOKEN":
 		return pipelineCanaries["variable"], true
+	case "STRIPE":
+		return pipelineCanaries["plain var after flag"], true
+	case "NPMVAL":
+		return pipelineCanaries["plain var in auth token"], true
+	case "PLAINB":
+		return pipelineCanaries["plain var after bearer"], true
+	case "DOCKVAL":
+		return pipelineCanaries["plain var in assignment"], true
 	}
 	return "", false
 }
@@ -124,6 +165,8 @@ func TestCanaryWholePipeline(t *testing.T) {
 	require.Equal(t, definition.StateRefused, states["secret-client"])
 	require.Equal(t, definition.StateRefused, states["shell-helper"])
 	require.Equal(t, definition.StateResolved, states["user-srv"])
+	require.Equal(t, definition.StateResolved, states["stdio-pos"])
+	require.Equal(t, definition.StateResolved, states["http-pos"])
 	require.NotEmpty(t, res.Problems, "the broken plugin document must be reported")
 
 	joined := strings.Join(outputs, "\n")
@@ -145,7 +188,7 @@ func TestCanaryWholePipeline(t *testing.T) {
 		input.Write(s.Data)
 	}
 	for label, canary := range pipelineCanaries {
-		if label == "variable" {
+		if pipelineLookupCanaries[label] {
 			continue // supplied by the lookup, not the documents
 		}
 		require.True(t, strings.Contains(input.String(), canary), "canary %q not planted", label)

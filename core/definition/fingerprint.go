@@ -20,8 +20,11 @@ const FingerprintVersion = "mcpward-fp-v1"
 // and Refusal.
 //
 // Secrets are never hashed; each is replaced by a marker naming its source:
-//   - a secret stretch (one a credential-shaped variable produced, its
-//     default included) by "var:NAME";
+//   - a secret stretch by "var:NAME": one a credential-shaped variable
+//     produced (its default included), or one a template produced where a
+//     credential goes whatever its variable is called (an argument after
+//     a credential-shaped flag, --api-key=${X}, ?token=${X}, Bearer ${X},
+//     a userinfo password, _authToken=${X}; see Stretch.Secret);
 //   - a whole value under a credential-shaped key (Value.KeySecret) by
 //     "env:KEY" or "header:key" (the header key lower-cased).
 //
@@ -29,8 +32,13 @@ const FingerprintVersion = "mcpward-fp-v1"
 // (a NODE_OPTIONS value, the URL's host, text moved between arguments)
 // changes it. Markers and literal text are tagged differently in the
 // encoding, so no literal can collide with a marker. Literal text is hashed
-// as it is: the literal-shape guess of secret.MaskLiterals never touches
-// the fingerprint, so two different literal tokens fingerprint differently.
+// as it is, in every argument, the URL and every value not under a
+// credential-shaped key: the literal-shape guess of secret.MaskLiterals
+// never touches the fingerprint, so two different literal tokens
+// fingerprint differently, and so does a literal written after a
+// credential-shaped flag ("--api-key", "sk_live_…"), which a definition's
+// author controls and which, unlike an env value under API_KEY, may be an
+// ordinary argument after a flag that takes none.
 //
 // Tier and Origin are provenance, not content, and are left out:
 // activation binds them separately. Map order never matters (keys are

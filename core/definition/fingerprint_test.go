@@ -345,3 +345,78 @@ func BenchmarkFingerprint(b *testing.B) {
 		_ = Fingerprint(m)
 	}
 }
+
+// TestFingerprintSecretByPosition: a template written where a credential
+// goes is secret whatever its variable is called, so rotating its value
+// keeps the fingerprint and the value never reaches the encoding; literal
+// text in the same place is hashed, so changing it changes the
+// fingerprint.
+func TestFingerprintSecretByPosition(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string // ${X} is the plain-named variable under test
+		literal []string // the same place holding a literal instead
+		marker  string   // what the encoding holds in its place
+	}{
+		{"argument after --api-key", []string{"--api-key", "${X}"}, []string{"--api-key", "literal-1"}, `[S"var:X"]`},
+		{"argument after --token", []string{"-y", "--token", "${X}"}, []string{"-y", "--token", "literal-1"}, `[S"var:X"]`},
+		{"argument after --password, with text", []string{"--password", "pre${X}post"}, []string{"--password", "preliteral-1post"}, `[L"pre" S"var:X" L"post"]`},
+		{"argument after --client-secret", []string{"--client-secret", "${X}"}, []string{"--client-secret", "literal-1"}, `[S"var:X"]`},
+		{"--api-key=", []string{"--api-key=${X}"}, []string{"--api-key=literal-1"}, `[L"--api-key=" S"var:X"]`},
+		{"npm auth token", []string{"//registry.npmjs.org/:_authToken=${X}"}, []string{"//registry.npmjs.org/:_authToken=literal-1"}, `S"var:X"`},
+		{"bearer", []string{"--header", "Authorization: Bearer ${X}"}, []string{"--header", "Authorization: Bearer literal-1"}, `[L"Authorization: Bearer " S"var:X"]`},
+		{"userinfo password", []string{"postgres://u:${X}@db/x"}, []string{"postgres://u:literal-1@db/x"}, `[L"postgres://u:" S"var:X" L"@db/x"]`},
+		{"query token", []string{"https://h/?access_token=${X}&a=1"}, []string{"https://h/?access_token=literal-1&a=1"}, `S"var:X"`},
+		{"docker -e assignment", []string{"run", "-e", "API_KEY=${X}"}, []string{"run", "-e", "API_KEY=literal-1"}, `[L"API_KEY=" S"var:X"]`},
+		{"connection string", []string{"Server=db;Password=${X};Port=1"}, []string{"Server=db;Password=literal-1;Port=1"}, `[L"Server=db;Password=" S"var:X" L";Port=1"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Definition{Name: "p", Kind: KindStdio, Command: "srv", Args: tt.args}
+			m1 := fpTMat(t, &d, map[string]string{"X": "ROTATEDone"})
+			m2 := fpTMat(t, &d, map[string]string{"X": "ROTATEDtwo"})
+			assert.Equal(t, Fingerprint(m1), Fingerprint(m2), "rotating the variable changed the fingerprint")
+			enc := string(fpEncode(m1))
+			assert.NotContains(t, enc, "ROTATED")
+			assert.Contains(t, enc, tt.marker)
+			for _, a := range m1.Args {
+				assert.NotContains(t, a.Display(), "ROTATED")
+			}
+
+			// Literal text in the same place is content.
+			l1 := Definition{Name: "p", Kind: KindStdio, Command: "srv", Args: tt.literal}
+			l2 := l1
+			l2.Args = append([]string(nil), tt.literal...)
+			l2.Args[len(l2.Args)-1] = strings.Replace(l2.Args[len(l2.Args)-1], "literal-1", "literal-2", 1)
+			ml1, ml2 := fpTMat(t, &l1, nil), fpTMat(t, &l2, nil)
+			assert.NotEqual(t, Fingerprint(ml1), Fingerprint(ml2), "a changed literal kept the fingerprint")
+			for _, a := range ml1.Args {
+				assert.NotContains(t, a.Display(), "literal-1")
+			}
+		})
+	}
+
+	// Not a credential position: a plain variable stays content.
+	for _, args := range [][]string{{"--port", "${X}"}, {"--api-key=x", "${X}"}, {"-p", "${X}"}, {"${X}", "--token"}, {"--mode=${X}"}} {
+		d := Definition{Name: "p", Kind: KindStdio, Command: "srv", Args: args}
+		assert.NotEqual(t,
+			Fingerprint(fpTMat(t, &d, map[string]string{"X": "one"})),
+			Fingerprint(fpTMat(t, &d, map[string]string{"X": "two"})), "%q", args)
+	}
+}
+
+// TestFingerprintLiteralShapes: a literal the display masks by its shape
+// is still hashed as it is.
+func TestFingerprintLiteralShapes(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"rk_live_AAAAAAAAAAAAAAAAAAAA", "rk_live_BBBBBBBBBBBBBBBBBBBB"},
+		{"npm_" + strings.Repeat("A", 36), "npm_" + strings.Repeat("B", 36)},
+		{"https://hooks.slack.com/services/T0/B0/AAAAAAAAAAAA", "https://hooks.slack.com/services/T0/B0/BBBBBBBBBBBB"},
+		{"//r.example/:_authToken=AAAAAAAA", "//r.example/:_authToken=BBBBBBBB"},
+	} {
+		a := fpTMat(t, &Definition{Name: "s", Kind: KindStdio, Command: "srv", Args: []string{pair[0]}}, nil)
+		b := fpTMat(t, &Definition{Name: "s", Kind: KindStdio, Command: "srv", Args: []string{pair[1]}}, nil)
+		assert.Equal(t, a.Args[0].Display(), b.Args[0].Display(), "both mask alike for display")
+		assert.NotEqual(t, Fingerprint(a), Fingerprint(b), "%q", pair[0])
+	}
+}

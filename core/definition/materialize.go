@@ -31,9 +31,18 @@ type Stretch struct {
 	// Default is true when the stretch is the template's default (the
 	// variable was unset or empty).
 	Default bool
-	// Secret is true when Var is credential-shaped
-	// (secret.IsCredentialName), whether its value or the default
-	// produced the stretch.
+	// Secret is true when what the template produced is a credential,
+	// whether its value or the default produced the stretch: when Var is
+	// credential-shaped (secret.IsCredentialName), or when the template
+	// stands where a credential goes, whatever its variable is called —
+	// in an argument after a credential-shaped flag (Value.ArgSecret), or
+	// where secret.PositionSpans masks a value (--api-key=${X},
+	// ?token=${X}, Bearer ${X}, https://u:${X}@h,
+	// //registry/:_authToken=${X}). The position is decided on the
+	// definition's text with every template standing for an opaque value,
+	// never on what a variable holds. Values under a credential-shaped key
+	// are secret as a whole (Value.KeySecret) and their stretches are
+	// marked by name only.
 	Secret bool
 }
 
@@ -56,12 +65,19 @@ type Value struct {
 	// key that is secret.IsCredentialHeader. It is independent of
 	// Stretches.
 	KeySecret bool
+	// ArgSecret is true for an argument that follows a credential-shaped
+	// flag (secret.IsCredentialFlag: "--api-key", "--token", "--password",
+	// …), as in ["--api-key", VALUE]: the whole argument is that flag's
+	// value. Every stretch in it is secret, and Display shows its literal
+	// text as secret.Redacted; the fingerprint still hashes that literal
+	// text, as it does all literal text in args (see Fingerprint).
+	ArgSecret bool
 }
 
-// HasSecret reports whether any part of v is secret: v.KeySecret or a
-// secret stretch.
+// HasSecret reports whether any part of v is secret: v.KeySecret,
+// v.ArgSecret or a secret stretch.
 func (v Value) HasSecret() bool {
-	if v.KeySecret {
+	if v.KeySecret || v.ArgSecret {
 		return true
 	}
 	for _, s := range v.Stretches {
@@ -72,13 +88,17 @@ func (v Value) HasSecret() bool {
 	return false
 }
 
-// Display returns v for display: secret.Redacted when v.KeySecret;
-// otherwise Text with every secret stretch replaced by
-// secret.RedactedVar(its variable) and then literal credential shapes
-// masked by secret.MaskLiterals.
+// Display returns v for display: secret.Redacted when v.KeySecret; when
+// v.ArgSecret, each stretch as secret.RedactedVar(its variable) and each
+// run of literal text between them as secret.Redacted; otherwise Text with
+// every secret stretch replaced by secret.RedactedVar(its variable) and
+// then literal credential shapes masked by secret.MaskLiterals.
 func (v Value) Display() string {
-	if v.KeySecret {
+	switch {
+	case v.KeySecret:
 		return secret.Redacted
+	case v.ArgSecret:
+		return matReplaceAll(v)
 	}
 	return secret.MaskLiterals(matReplaceSecret(v))
 }
@@ -123,6 +143,26 @@ func matReplaceSecret(v Value) string {
 		last = s.End
 	}
 	b.WriteString(v.Text[last:])
+	return b.String()
+}
+
+// matReplaceAll returns v.Text with each stretch replaced by
+// secret.RedactedVar of its variable and each non-empty run of literal
+// text by secret.Redacted: the display of a value that is secret as a
+// whole but whose variables are worth naming.
+func matReplaceAll(v Value) string {
+	var b strings.Builder
+	last := 0
+	for _, s := range v.Stretches {
+		if last < s.Start {
+			b.WriteString(secret.Redacted)
+		}
+		b.WriteString(secret.RedactedVar(s.Var))
+		last = s.End
+	}
+	if last < len(v.Text) {
+		b.WriteString(secret.Redacted)
+	}
 	return b.String()
 }
 
@@ -223,26 +263,27 @@ func Materialize(d *Definition, lookup Lookup) (*Materialized, error) {
 	}
 	x := matExpander{lookup: lookup}
 	m := &Materialized{Def: d}
-	m.Command = x.expand(d.Command, matField{name: "command"}, false)
+	m.Command = x.expand(d.Command, matField{name: "command"}, false, false)
 	if d.Args != nil {
 		m.Args = make([]Value, len(d.Args))
 		for i, a := range d.Args {
-			m.Args[i] = x.expand(a, matField{name: "args", index: i}, false)
+			afterFlag := i > 0 && secret.IsCredentialFlag(d.Args[i-1])
+			m.Args[i] = x.expand(a, matField{name: "args", index: i}, false, afterFlag)
 		}
 	}
 	var keyBuf [matKeyBuf]string
 	if d.Env != nil {
 		m.Env = make(map[string]Value, len(d.Env))
 		for _, k := range matSortedKeysInto(keyBuf[:0], d.Env) {
-			m.Env[k] = x.expand(d.Env[k], matField{name: "env", key: k, keyed: true}, secret.IsCredentialName(k))
+			m.Env[k] = x.expand(d.Env[k], matField{name: "env", key: k, keyed: true}, secret.IsCredentialName(k), false)
 		}
 	}
-	m.Cwd = x.expand(d.Cwd, matField{name: "cwd"}, false)
-	m.URL = x.expand(d.URL, matField{name: "url"}, false)
+	m.Cwd = x.expand(d.Cwd, matField{name: "cwd"}, false, false)
+	m.URL = x.expand(d.URL, matField{name: "url"}, false, false)
 	if d.Headers != nil {
 		m.Headers = make(map[string]Value, len(d.Headers))
 		for _, k := range matSortedKeysInto(keyBuf[:0], d.Headers) {
-			m.Headers[k] = x.expand(d.Headers[k], matField{name: "headers", key: k, keyed: true}, secret.IsCredentialHeader(k))
+			m.Headers[k] = x.expand(d.Headers[k], matField{name: "headers", key: k, keyed: true}, secret.IsCredentialHeader(k), false)
 		}
 	}
 	if x.invalidField != "" {
@@ -318,13 +359,22 @@ type matExpander struct {
 
 // expand expands the templates of s, which is the value of field. It walks
 // s once, template by template, exactly as matParse splits it: expansion
-// stops at a malformed template, whose field is recorded.
-func (x *matExpander) expand(s string, field matField, keySecret bool) Value {
-	v := Value{KeySecret: keySecret}
+// stops at a malformed template, whose field is recorded. keySecret and
+// argSecret are the value's KeySecret and ArgSecret.
+func (x *matExpander) expand(s string, field matField, keySecret, argSecret bool) Value {
+	v := Value{KeySecret: keySecret, ArgSecret: argSecret}
 	if !strings.Contains(s, "${") {
 		v.Text = s
 		return v
 	}
+	// Which templates stand where a credential goes. A value secret by its
+	// key is hidden whole, so its stretches are only marked by name.
+	var allPos bool
+	var pos matPosCursor
+	if !keySecret {
+		allPos, pos = matPositions(s, argSecret)
+	}
+	k := -1 // the index of the current template
 	var b strings.Builder
 	b.Grow(len(s) + 32)
 	i := 0
@@ -344,6 +394,7 @@ func (x *matExpander) expand(s string, field matField, keySecret bool) Value {
 			break
 		}
 		i = at + n
+		k++
 		val, ok := x.lookup(p.name)
 		useDefault := false
 		switch {
@@ -366,11 +417,93 @@ func (x *matExpander) expand(s string, field matField, keySecret bool) Value {
 			End:     b.Len(),
 			Var:     p.name,
 			Default: useDefault,
-			Secret:  secret.IsCredentialName(p.name),
+			Secret:  secret.IsCredentialName(p.name) || allPos || pos.has(k),
 		})
 	}
 	v.Text = b.String()
 	return v
+}
+
+// matPlaceholder stands for one template in the text matPositions hands
+// to secret.PositionSpans: NUL bytes, which are no letter, digit, space,
+// quote or separator, so they belong to every value those rules mask and
+// to no name they test; and 8 of them, the least the Bearer/Basic rule
+// masks, so that "Bearer ${X}" counts whatever X holds.
+const matPlaceholder = "\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// matPositions reports which templates of s (counted from 0, in order,
+// up to the first malformed one) stand where a credential goes: all of
+// them when afterFlag (the value is an argument after a credential-shaped
+// flag), otherwise those whose placeholder falls in a span
+// secret.PositionSpans returns for s with every template replaced by
+// matPlaceholder. The answer depends on the text of s only, never on
+// what a variable holds, so a variable's value can change neither which
+// stretches are secret nor, through that, the fingerprint's structure.
+func matPositions(s string, afterFlag bool) (all bool, which []int) {
+	if afterFlag {
+		return true, nil
+	}
+	if !strings.Contains(s, "${") {
+		return false, nil
+	}
+	// Every position rule needs one of these bytes ("=" after a flag,
+	// parameter or npm key; "@" after a userinfo password; a space or tab
+	// after Bearer/Basic).
+	if !strings.ContainsAny(s, "=@ \t") {
+		return false, nil
+	}
+	var buf [256]byte
+	sk := buf[:0]
+	var offBuf [8]int
+	offs := offBuf[:0]
+	i := 0
+	for {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			sk = append(sk, s[i:]...)
+			break
+		}
+		at := i + j
+		sk = append(sk, s[i:at]...)
+		_, n := matParseTemplate(s[at:])
+		if n == 0 {
+			sk = append(sk, s[at:]...)
+			break
+		}
+		offs = append(offs, len(sk))
+		sk = append(sk, matPlaceholder...)
+		i = at + n
+	}
+	spans := secret.PositionSpans(string(sk))
+	if len(spans) == 0 {
+		return false, nil
+	}
+	// One sweep: offs ascend, so with spans sorted by start, a placeholder
+	// [off, off+8) overlaps a span exactly when the largest end among the
+	// spans starting before off+8 is beyond off.
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	j, maxEnd := 0, 0
+	for k, off := range offs {
+		for ; j < len(spans) && spans[j][0] < off+len(matPlaceholder); j++ {
+			maxEnd = max(maxEnd, spans[j][1])
+		}
+		if maxEnd > off {
+			which = append(which, k)
+		}
+	}
+	return false, which
+}
+
+// matPosCursor answers "is template k in which?" for k counting up from
+// 0, in constant time per call, over matPositions' ascending list.
+type matPosCursor []int
+
+// has reports whether k is in the list; later calls must pass larger k.
+func (c *matPosCursor) has(k int) bool {
+	for len(*c) > 0 && (*c)[0] < k {
+		*c = (*c)[1:]
+	}
+	return len(*c) > 0 && (*c)[0] == k
 }
 
 // matPart is one piece of a parsed template string: literal text, or a

@@ -41,12 +41,40 @@ func fuzzLookup(val string) Lookup {
 	}
 }
 
+// fuzzPositions is the oracle's statement of which templates of s stand
+// where a credential goes: s with every template (found by
+// fuzzTemplateRE) replaced by 8 NUL bytes, and the templates whose
+// placeholder secret.PositionSpans covers.
+func fuzzPositions(s string) map[int]bool {
+	var sk strings.Builder
+	var offs []int
+	last := 0
+	for _, m := range fuzzTemplateRE.FindAllStringIndex(s, -1) {
+		sk.WriteString(s[last:m[0]])
+		offs = append(offs, sk.Len())
+		sk.WriteString("\x00\x00\x00\x00\x00\x00\x00\x00")
+		last = m[1]
+	}
+	sk.WriteString(s[last:])
+	pos := map[int]bool{}
+	spans := secret.PositionSpans(sk.String())
+	for k, off := range offs {
+		for _, sp := range spans {
+			if sp[0] < off+8 && off < sp[1] {
+				pos[k] = true
+			}
+		}
+	}
+	return pos
+}
+
 // fuzzExpect expands s with the oracle: the text, the stretches, and
 // whether s is invalid or which variables are missing.
 func fuzzExpect(s string, lookup Lookup) (text string, stretches []Stretch, invalid bool, missing []string) {
 	var b strings.Builder
 	pos := 0
-	for _, m := range fuzzTemplateRE.FindAllStringSubmatchIndex(s, -1) {
+	positional := fuzzPositions(s)
+	for k, m := range fuzzTemplateRE.FindAllStringSubmatchIndex(s, -1) {
 		lit := s[pos:m[0]]
 		if strings.Contains(lit, "${") {
 			return "", nil, true, nil
@@ -74,7 +102,7 @@ func fuzzExpect(s string, lookup Lookup) (text string, stretches []Stretch, inva
 		}
 		start := b.Len()
 		b.WriteString(v)
-		stretches = append(stretches, Stretch{Start: start, End: b.Len(), Var: name, Default: fromDefault, Secret: secret.IsCredentialName(name)})
+		stretches = append(stretches, Stretch{Start: start, End: b.Len(), Var: name, Default: fromDefault, Secret: secret.IsCredentialName(name) || positional[k]})
 		pos = m[1]
 	}
 	if strings.Contains(s[pos:], "${") {
@@ -93,6 +121,8 @@ func FuzzMaterialize(f *testing.F) {
 		"", "plain", "${A}", "x${A}y${B:-d}z", "${GITHUB_TOKEN}", "--token=${API_KEY:-ghp_default}",
 		"${", "${}", "${A", "${A:-", "${A:-x", "${A:-${B}}", "${1}", "$${A}", "${UNSET}", "${E:-def}",
 		"https://u:${DB_PASSWORD}@h/?token=${MCP_TOKEN}", "${A}${A}${UA}${UB}${UA}", "\xff${A}\x00",
+		"Bearer ${A}", "--api-key=${A}", "//r.example/:_authToken=${A}", "https://u:${A}@h/?access_token=${B}&x=${C}",
+		"--password=${A:-dflt} ${B}", "Basic ${A}${B}", "rk_live_${A}", "\x00\x00\x00\x00\x00\x00\x00\x00=${A}",
 	} {
 		f.Add(s, "value", true)
 	}
@@ -106,7 +136,7 @@ func FuzzMaterialize(f *testing.F) {
 		}
 		d := &Definition{
 			Name: "fuzz", Kind: kind,
-			Command: tmpl, Args: []string{tmpl, "lit"}, Cwd: tmpl, URL: tmpl,
+			Command: tmpl, Args: []string{tmpl, "lit", "--api-key", tmpl}, Cwd: tmpl, URL: tmpl,
 			Env:     map[string]string{"PLAIN": tmpl, "API_KEY": tmpl},
 			Headers: map[string]string{"X-H": tmpl, "Authorization": tmpl},
 		}
@@ -155,6 +185,15 @@ func FuzzMaterialize(f *testing.F) {
 		if !m.Env["API_KEY"].KeySecret || !m.Headers["Authorization"].KeySecret || m.Env["PLAIN"].KeySecret {
 			t.Fatal("key secrecy wrong")
 		}
+		// After a credential-shaped flag, every stretch is secret.
+		if after := m.Args[3]; !after.ArgSecret || m.Args[0].ArgSecret || after.Text != wantText || len(after.Stretches) != len(wantStretches) {
+			t.Fatalf("%q: argument after --api-key: %+v", tmpl, after)
+		}
+		for _, s := range m.Args[3].Stretches {
+			if !s.Secret {
+				t.Fatalf("%q: stretch %v after --api-key is not secret", tmpl, s)
+			}
+		}
 		prev := 0
 		for _, s := range m.Command.Stretches {
 			if s.Start < prev || s.End < s.Start || s.End > len(m.Command.Text) {
@@ -167,8 +206,21 @@ func FuzzMaterialize(f *testing.F) {
 					t.Fatalf("%q: stretch %v is %q, lookup gave %q", tmpl, s, m.Command.Text[s.Start:s.End], v)
 				}
 			}
-			if s.Secret != secret.IsCredentialName(s.Var) {
+			if secret.IsCredentialName(s.Var) && !s.Secret {
 				t.Fatalf("stretch %v secrecy wrong", s)
+			}
+		}
+
+		// A plain variable's value never shows after --api-key nor reaches
+		// its fingerprint segment, when that value is distinctive enough to
+		// look for.
+		if len(val) >= 6 && fuzzAlnumRE.MatchString(val) && !strings.Contains(tmpl, val) &&
+			!strings.Contains(secret.Redacted+"--api-key", val) && !strings.Contains(fmt.Sprint(m.Args[3].Stretches), val) {
+			if shown := Project(m).Args[3]; strings.Contains(shown, val) {
+				t.Fatalf("%q: value %q shown after --api-key: %q", tmpl, val, shown)
+			}
+			if enc := string(fpValue(nil, m.Args[3])); strings.Contains(enc, val) {
+				t.Fatalf("%q: value %q hashed after --api-key: %q", tmpl, val, enc)
 			}
 		}
 

@@ -351,3 +351,54 @@ func TestFormatNilAndZero(t *testing.T) {
 	assert.Equal(t, "", fmt.Sprint(Value{}))
 	assert.Equal(t, secret.Redacted, fmt.Sprint(Value{Text: "x", KeySecret: true}))
 }
+
+// TestMaterializeSecretByPosition: a template written where a credential
+// goes yields a secret stretch whatever its variable is called, decided on
+// the definition's text, never on the values.
+func TestMaterializeSecretByPosition(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []bool // Secret of each stretch of the last argument, in order
+	}{
+		{"after --api-key", []string{"--api-key", "${A}${B}"}, []bool{true, true}},
+		{"after -password", []string{"-password", "${A}"}, []bool{true}},
+		{"after --port", []string{"--port", "${A}"}, []bool{false}},
+		{"after --api-key=x", []string{"--api-key=x", "${A}"}, []bool{false}},
+		{"after a templated flag", []string{"--${A}", "${B}"}, []bool{false}},
+		{"flag value", []string{"--mode=${A} --token=${B}"}, []bool{false, true}},
+		{"npm auth", []string{"//r.example/:_authToken=${A}"}, []bool{true}},
+		{"bearer", []string{"Authorization: Bearer ${A}"}, []bool{true}},
+		{"bearer, value text shown", []string{"Bearer x ${A}"}, []bool{false}},
+		{"userinfo", []string{"https://${A}:${B}@h/?api_key=${C}&x=${D}"}, []bool{false, true, true, false}},
+		{"credential name anywhere", []string{"--mode=${GITHUB_TOKEN}"}, []bool{true}},
+		{"docker -e", []string{"-e", "API_KEY=${A}"}, []bool{true}},
+		{"docker -e plain", []string{"-e", "API_KEY=${A}", "-e", "DEBUG=${B}"}, []bool{false}},
+		{"assignment", []string{"x API_KEY=${A} DEBUG=${B}"}, []bool{true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The values are empty or hold separators: the decision must not
+			// depend on them.
+			for _, val := range []string{"", "v", "a b", "x&token=y", "@"} {
+				lookup := func(string) (string, bool) { return val, true }
+				m, err := Materialize(&Definition{Args: tt.args}, lookup)
+				require.NoError(t, err)
+				last := m.Args[len(m.Args)-1]
+				var got []bool
+				for _, s := range last.Stretches {
+					got = append(got, s.Secret)
+				}
+				assert.Equal(t, tt.want, got, "value %q", val)
+			}
+		})
+	}
+
+	// Under a credential-shaped key the whole value is secret; its
+	// stretches stay marked by name.
+	m, err := Materialize(&Definition{Env: map[string]string{"API_KEY": "--token=${A}"}}, matTLookup(map[string]string{"A": "x"}))
+	require.NoError(t, err)
+	assert.True(t, m.Env["API_KEY"].KeySecret)
+	assert.False(t, m.Env["API_KEY"].Stretches[0].Secret)
+	assert.False(t, m.Env["API_KEY"].ArgSecret)
+}

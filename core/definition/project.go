@@ -26,9 +26,13 @@ import (
 //	requiresTrustedWorkspace  bool
 //	refusal                   the refusal word (omitted)
 //
-// Masking: a stretch a credential-shaped variable produced is shown as
-// secret.RedactedVar(VAR), and then every literal credential shape is
-// masked by secret.MaskLiterals (display only, a guess).
+// Masking: a secret stretch (one a credential-shaped variable produced, or
+// one a template produced where a credential goes; see Stretch.Secret) is
+// shown as secret.RedactedVar(VAR); an argument after a credential-shaped
+// flag (--api-key VALUE) is shown as markers only; and then every literal
+// credential shape is masked by secret.MaskLiterals (display only, a
+// guess). The header helper argv is masked the same way: an element after
+// a credential-shaped flag is secret.Redacted.
 type Projection struct {
 	Name                     string           `json:"name"`
 	Tier                     ports.Tier       `json:"tier"`
@@ -87,11 +91,13 @@ func Project(m *Materialized) Projection {
 
 // ProjectDefinition returns the projection of a definition that could not
 // be (or was not) materialized: templates are shown as written, except
-// that the default of a credential-shaped variable is shown as
-// secret.Redacted (${TOKEN:-<redacted>}), and literal credential shapes
-// are masked. Its Endpoint is computed the same way from the unexpanded
-// command or URL. ProjectDefinition(nil) is the zero Projection with empty
-// key lists.
+// that the default of a secret template (a credential-shaped variable, or
+// a template where a credential goes; see Stretch.Secret) is shown as
+// secret.Redacted (${TOKEN:-<redacted>}); an argument after a
+// credential-shaped flag shows its templates only, its literal text as
+// secret.Redacted; and literal credential shapes are masked. Its Endpoint
+// is computed the same way from the unexpanded command or URL.
+// ProjectDefinition(nil) is the zero Projection with empty key lists.
 func ProjectDefinition(d *Definition) Projection {
 	if d == nil {
 		return Projection{EnvKeys: []string{}, HeaderKeys: []string{}}
@@ -101,7 +107,11 @@ func ProjectDefinition(d *Definition) Projection {
 	if len(d.Args) > 0 {
 		p.Args = make([]string, len(d.Args))
 		for i, a := range d.Args {
-			p.Args[i] = projTemplate(a)
+			if i > 0 && secret.IsCredentialFlag(d.Args[i-1]) {
+				p.Args[i] = projFlagValue(a)
+			} else {
+				p.Args[i] = projTemplate(a)
+			}
 		}
 	}
 	p.Cwd = projTemplate(d.Cwd)
@@ -146,7 +156,11 @@ func projCommon(d *Definition) Projection {
 	if len(d.HeadersHelper) > 0 {
 		p.HeadersHelper = make([]string, len(d.HeadersHelper))
 		for i, a := range d.HeadersHelper {
-			p.HeadersHelper[i] = secret.MaskLiterals(a)
+			if i > 0 && a != "" && secret.IsCredentialFlag(d.HeadersHelper[i-1]) {
+				p.HeadersHelper[i] = secret.Redacted
+			} else {
+				p.HeadersHelper[i] = secret.MaskLiterals(a)
+			}
 		}
 	}
 	if o := d.OAuth; o != nil {
@@ -167,20 +181,27 @@ func projCommon(d *Definition) Projection {
 }
 
 // projTemplate shows a template string as written, with the default of
-// every credential-shaped variable replaced by secret.Redacted, and then
-// literal credential shapes masked. A malformed "${" is shown as written
-// and the text after it is shown by the same rule, except that after
-// "${NAME:-" with a credential-shaped NAME everything is redacted (the
-// default never ended cleanly, so its extent is unknown).
+// every secret template (a credential-shaped variable, or a template where
+// a credential goes) replaced by secret.Redacted, and then literal
+// credential shapes masked. A malformed "${" is shown as written and the
+// text after it is shown by the same rule, except that after "${NAME:-"
+// with a credential-shaped NAME everything is redacted (the default never
+// ended cleanly, so its extent is unknown).
 func projTemplate(s string) string {
 	var b strings.Builder
 	for {
 		parts, bad := matParse(s)
+		_, which := matPositions(s, false)
+		pos := matPosCursor(which)
+		k := -1
 		for _, p := range parts {
+			if p.template {
+				k++
+			}
 			switch {
 			case !p.template:
 				b.WriteString(p.text)
-			case p.hasDefault && secret.IsCredentialName(p.name):
+			case p.hasDefault && (pos.has(k) || secret.IsCredentialName(p.name)):
 				b.WriteString("${")
 				b.WriteString(p.name)
 				b.WriteString(":-")
@@ -203,6 +224,35 @@ func projTemplate(s string) string {
 		s = rest[2:]
 	}
 	return secret.MaskLiterals(b.String())
+}
+
+// projFlagValue shows an argument that follows a credential-shaped flag
+// in a definition shown unexpanded: each template as written with its
+// default, if any, as secret.Redacted, and each run of literal text (and
+// whatever follows a malformed "${") as secret.Redacted.
+func projFlagValue(s string) string {
+	var b strings.Builder
+	parts, bad := matParse(s)
+	lastLiteral := false
+	for _, p := range parts {
+		lastLiteral = !p.template
+		switch {
+		case !p.template:
+			b.WriteString(secret.Redacted)
+		case p.hasDefault:
+			b.WriteString("${")
+			b.WriteString(p.name)
+			b.WriteString(":-")
+			b.WriteString(secret.Redacted)
+			b.WriteString("}")
+		default:
+			b.WriteString(p.raw)
+		}
+	}
+	if bad >= 0 && !lastLiteral {
+		b.WriteString(secret.Redacted)
+	}
+	return b.String()
 }
 
 // projSecretDefaultOpen returns the length of "${NAME:-" at the start of

@@ -75,8 +75,10 @@ func TestProject(t *testing.T) {
 			vars: map[string]string{"USERNAME": "bob", "DB_PASSWORD": "pw", "HOST": "h.example", "QVAL": "plainvalue", "X": "1"},
 			want: Projection{
 				Name: "r", Transport: KindHTTP,
-				URL:      "https://bob:" + rv("DB_PASSWORD") + "@h.example/mcp?api_key=" + R + "&access_token=" + R + "&x=1",
-				Endpoint: "https://bob:" + rv("DB_PASSWORD") + "@h.example/mcp?api_key=" + R + "&access_token=" + R + "&x=1",
+				// QVAL is a plain name, but ?api_key= is where a credential
+				// goes, so its stretch is secret and named.
+				URL:      "https://bob:" + rv("DB_PASSWORD") + "@h.example/mcp?api_key=" + rv("QVAL") + "&access_token=" + R + "&x=1",
+				Endpoint: "https://bob:" + rv("DB_PASSWORD") + "@h.example/mcp?api_key=" + rv("QVAL") + "&access_token=" + R + "&x=1",
 				EnvKeys:  []string{}, HeaderKeys: []string{"Authorization", "X-Trace"},
 			},
 		},
@@ -338,5 +340,86 @@ func TestProjectNeverShowsValues(t *testing.T) {
 		assert.False(t, strings.Contains(string(js), "VALUE-"), string(js))
 		assert.Equal(t, []string{"NODE_OPTIONS", "PLAIN"}, p.EnvKeys)
 		assert.Equal(t, []string{"X-Plain"}, p.HeaderKeys)
+	}
+}
+
+// TestProjectFlagValue: an argument after a credential-shaped flag is the
+// flag's value, shown as markers only, expanded or not; so is a header
+// helper argument after one.
+func TestProjectFlagValue(t *testing.T) {
+	const R = secret.Redacted
+	rv := secret.RedactedVar
+	d := Definition{
+		Name: "f", Kind: KindStdio, Command: "srv",
+		Args: []string{
+			"--api-key", "${STRIPE}",
+			"--token", "LITERALsecret",
+			"--password", "pre-${STRIPE}-post",
+			"--client-secret", "${STRIPE:-DEFAULTsecret}",
+			"--port", "8080",
+			"-p", "LITERALshown",
+			"--secret", "",
+			"--token",
+		},
+		HeadersHelper: []string{"/bin/h", "--api-key", "HELPERsecret", "--port", "1", "--token"},
+	}
+	m := fpTMat(t, &d, map[string]string{"STRIPE": "VARsecret"})
+	p := Project(m)
+	assert.Equal(t, []string{
+		"--api-key", rv("STRIPE"),
+		"--token", R,
+		"--password", R + rv("STRIPE") + R,
+		"--client-secret", rv("STRIPE"),
+		"--port", "8080",
+		"-p", "LITERALshown",
+		"--secret", "",
+		"--token",
+	}, p.Args)
+	assert.Equal(t, []string{"/bin/h", "--api-key", R, "--port", "1", "--token"}, p.HeadersHelper)
+	assert.True(t, m.Args[1].ArgSecret && m.Args[1].HasSecret())
+	assert.False(t, m.Args[9].ArgSecret, "after --port")
+	assert.False(t, m.Args[0].ArgSecret, "the first argument follows no flag")
+
+	pd := ProjectDefinition(&d)
+	assert.Equal(t, []string{
+		"--api-key", "${STRIPE}",
+		"--token", R,
+		"--password", R + "${STRIPE}" + R,
+		"--client-secret", "${STRIPE:-" + R + "}",
+		"--port", "8080",
+		"-p", "LITERALshown",
+		"--secret", "",
+		"--token",
+	}, pd.Args)
+	assert.Equal(t, p.HeadersHelper, pd.HeadersHelper)
+
+	// A malformed template after a flag hides the rest.
+	pd = ProjectDefinition(&Definition{Kind: KindStdio, Command: "x", Args: []string{"--token", "ab${ bad SECRET"}})
+	assert.Equal(t, []string{"--token", R}, pd.Args)
+	pd = ProjectDefinition(&Definition{Kind: KindStdio, Command: "x", Args: []string{"--token", "${A}${ bad SECRET"}})
+	assert.Equal(t, []string{"--token", "${A}" + R}, pd.Args)
+
+	for _, s := range []string{fmt.Sprintf("%+v", p), fmt.Sprintf("%+v", pd), fmt.Sprintf("%v", m)} {
+		for _, c := range []string{"VARsecret", "LITERALsecret", "DEFAULTsecret", "HELPERsecret"} {
+			assert.NotContains(t, s, c)
+		}
+	}
+}
+
+// TestProjectDefinitionPositionDefault: the default of a template written
+// where a credential goes is hidden whatever its variable is called.
+func TestProjectDefinitionPositionDefault(t *testing.T) {
+	const R = secret.Redacted
+	for in, want := range map[string]string{
+		"Bearer ${B:-DEFAULTsecret}":          "Bearer ${B:-" + R + "}",
+		"--api-key=${K:-DEFAULTsecret}":       "--api-key=${K:-" + R + "}",
+		"//r/:_authToken=${N:-DEFAULTsecret}": "//r/:_authToken=${N:-" + R + "}",
+		"https://u:${P:-DEFAULTsecret}@h/x":   "https://u:${P:-" + R + "}@h/x",
+		"https://h/?x=${Q:-shown}&token=${T}": "https://h/?x=${Q:-shown}&token=${T}",
+		"--mode=${M:-shown}":                  "--mode=${M:-shown}",
+		"Bearer ${B:-a b} ${C:-shown}":        "Bearer ${B:-" + R + "} ${C:-shown}",
+	} {
+		p := ProjectDefinition(&Definition{Kind: KindStdio, Command: "x", Args: []string{in}})
+		assert.Equal(t, []string{want}, p.Args, "%q", in)
 	}
 }

@@ -58,6 +58,17 @@ var fastMaskSeeds = []string{
 	"xoxb-0123456789a", "AKIA0123456789ABCDEF", "ASIA0123456789ABCDEF", "AIza" + strings.Repeat("x", 30),
 	"eyJhbGc.eyJzdWI.sig", "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----abc",
 	"Bearer ghp_0123456789abcdefghij?token=sk-0123456789abcdefghij", "\xff\x00Bearer \xffabcdefghij",
+	"rk_live_0123456789", "sk_test_0123456789", "k_prod_x", "whsec_" + strings.Repeat("a", 24), "npm_" + strings.Repeat("a", 36),
+	"https://hooks.slack.com/services/T0/B0/abcdefgh", "https://discordapp.com/api/webhooks/1/" + strings.Repeat("a", 16),
+	"//r/:_authToken=v", "_auth=v", "x_password=v", "glpat-" + strings.Repeat("a", 20), "gldt-", "hf_" + strings.Repeat("a", 30),
+	"api_org_" + strings.Repeat("a", 30), "SG." + strings.Repeat("a", 16) + "." + strings.Repeat("a", 16), "SK" + strings.Repeat("a", 32),
+	"xoxe-0123456789", "xapp-1-0123456789", "ABIA0123456789ABCDEF", "ACCA0123456789ABCDEF", "dor_v1_" + strings.Repeat("a", 64),
+	"pypi-AgEIcHlwaS5vcmc" + strings.Repeat("a", 50), "shpss_" + strings.Repeat("a", 32), "lin_api_" + strings.Repeat("a", 40),
+	"ntn_" + strings.Repeat("1", 40), "pplx-" + strings.Repeat("a", 40), "gsk_" + strings.Repeat("a", 40), "sntryu_" + strings.Repeat("a", 40),
+	"PMAK-" + strings.Repeat("a", 24) + "-" + strings.Repeat("b", 34), "hvs." + strings.Repeat("a", 90), "ATATT3" + strings.Repeat("a", 100),
+	"AGE-SECRET-KEY-1" + strings.Repeat("Q", 58), "API_KEY=v", "a=1 TOKEN=v", "x;Password=v", "9TOKEN=v", "_token=", "/token=v",
+	"a-token=v", "token==v", "=token=v", "&&token=", "TOKEN\t=v", "--token=", "-token=v", "---token=v", "--9token=v", "x=--token=v",
+	"a,--api-key=v", "'--secret=v'", "x--token=v", "--a=x=--token=v", "--port=1 --token=v", "--to.ken=v", "-=v", "--=v", "-----BEGIN PGP PRIVATE KEY BLOCK-----x", "S", "SK", "g", "gh", "\xffS",
 }
 
 func fastCheckMask(t *testing.T, s string) {
@@ -65,9 +76,13 @@ func fastCheckMask(t *testing.T, s string) {
 	if got, want := maskPassWith(s, true), maskPassWith(s, false); got != want {
 		t.Fatalf("maskPass(%q) = %q with need tests, %q without", s, got, want)
 	}
-	for _, r := range maskRules {
+	found := litScan(s)
+	for i, r := range maskRules {
 		if spans := r.spans(s, nil); !r.need(s) && len(spans) > 0 {
 			t.Fatalf("need test of %s rejects %q, where the rule masks %v", r.re, s, spans)
+		}
+		if len(r.lits) > 0 && r.runs(s, found, i) != r.need(s) {
+			t.Fatalf("litScan of %q says %v for %s, strings.Contains says %v", s, r.runs(s, found, i), r.re, r.need(s))
 		}
 	}
 }

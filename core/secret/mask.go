@@ -47,13 +47,22 @@ var templateRefRE = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-<redacte
 // match of re, unless that group is empty or already a marker.
 type maskRule struct {
 	re *regexp.Regexp
-	// need is a cheap test that every text re can match in passes: a
-	// literal the pattern cannot match without. When it fails, re is not
-	// run, which is where MaskLiterals' speed comes from (most displayed
-	// values hold no credential shape). It must never reject a text re
-	// matches; TestMaskPrefilters and FuzzMaskPrefilters check that.
-	need  func(s string) bool
-	group int
+	// lits are literals one of which occurs in every text re can match in.
+	// A rule with lits runs only when one of them does: maskPass finds
+	// which in one scan of the text (litScan) rather than one search per
+	// rule, which is where MaskLiterals' speed comes from (most displayed
+	// values hold no credential shape). Rules without lits have need
+	// instead; init gives every rule with lits the equivalent need. Neither
+	// may ever reject a text re masks something in; TestFastMask and
+	// FuzzFastMask check that.
+	lits []string
+	need func(s string) bool
+	// context marks a rule that masks a value because of WHERE it stands
+	// (after a credential-shaped flag or parameter name, as a userinfo
+	// password, after an authorization scheme or an npm auth key) rather
+	// than what it looks like. PositionSpans runs only these.
+	context bool
+	group   int
 	// nameGroup, when non-zero, is a group holding a parameter or flag
 	// name that must be credential-shaped for the match to be masked.
 	nameGroup int
@@ -62,46 +71,163 @@ type maskRule struct {
 }
 
 // maskRules all look at the same text (see maskPass); their order does not
-// matter.
+// matter. Each shape rule anchors on a prefix its issuer documents, so that
+// ordinary words, paths and identifiers are not mistaken for one.
 var maskRules = []maskRule{
-	// PEM private key blocks: the body, up to the END line or, when the
+	// PEM private key blocks (PKCS#1/#8, EC, OpenSSH, encrypted, PGP
+	// "PRIVATE KEY BLOCK"): the body, up to the END line or, when the
 	// block is cut short, to the end of the text.
-	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`), group: 1,
-		need: contains("-----BEGIN ")},
+	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), group: 1,
+		lits: []string{"-----BEGIN "}},
 	// URL userinfo passwords: scheme://user:PASS@host.
 	// A user part that is itself a marker is skipped as a whole.
-	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1,
+	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1, context: true,
 		need: func(s string) bool { return strings.Contains(s, "://") && strings.IndexByte(s, '@') >= 0 }},
 	// Authorization credentials: "Bearer xyz", "Basic eHl6".
 	// The whole run of non-space characters after the scheme is masked,
 	// so a value that is not a clean token68 is not half shown.
-	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([^\s"',;]{8,})`), group: 1,
+	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([^\s"',;]{8,})`), group: 1, context: true,
 		need: needAuthScheme},
 	// Query parameters whose names are credential-shaped: ?token=VALUE.
-	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=([^&#\s]*)`), group: 2, nameGroup: 1, unescape: true,
+	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=([^&#\s]*)`), group: 2, nameGroup: 1, unescape: true, context: true,
 		need: needCredentialParam},
 	// --flag=VALUE and -flag=VALUE whose flag names are credential-shaped.
-	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1,
-		need: func(s string) bool { return strings.IndexByte(s, '-') >= 0 && strings.IndexByte(s, '=') >= 0 }},
-	// GitHub tokens.
-	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`), need: contains("gh")},
-	{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`), need: contains("github_pat_")},
-	// OpenAI / Anthropic style keys.
-	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), need: contains("sk-")},
-	// Slack tokens.
-	{re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), need: contains("xox")},
+	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1, context: true,
+		need: needCredentialFlag},
+	// NAME=VALUE whose NAME (an environment-variable style name) is
+	// credential-shaped, at the start of the text or after a space, quote,
+	// "," or ";": docker's -e API_KEY=VALUE, connection strings'
+	// ;Password=VALUE;. (A query's &token=VALUE is the query rule's.)
+	{re: regexp.MustCompile(`(?:^|[\s"',;])([A-Za-z_][A-Za-z0-9_]*)=([^\s"';&]*)`), group: 2, nameGroup: 1, context: true,
+		need: needCredentialAssignment},
+	// npm auth settings, as .npmrc lines and npm's --KEY=VALUE config
+	// flags write them: //registry.example/:_authToken=VALUE, _auth=…,
+	// _password=….
+	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?:_authToken|_auth|_password)=([^\s"']*)`), group: 1, context: true,
+		lits: []string{"_auth", "_password"}},
+	// GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and
+	// fine-grained (github_pat_).
+	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`), lits: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+	{re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`), lits: []string{"github_pat_"}},
+	// GitLab tokens: personal, deploy, runner, trigger, CI job, OAuth app,
+	// SCIM, feed, incoming mail, agent and feature flag tokens.
+	{re: regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-[A-Za-z0-9_.-]{20,}`),
+		lits: []string{"glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-", "glimt-", "glagent-", "glffct-"}},
+	// OpenAI and Anthropic style keys (sk-…, sk-proj-…, sk-ant-…).
+	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), lits: []string{"sk-"}},
+	// Stripe secret and restricted keys (sk_live_…, rk_test_…) and
+	// webhook signing secrets (whsec_…). Publishable keys (pk_…) are
+	// public by design and stay shown.
+	{re: regexp.MustCompile(`\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}`), lits: []string{"k_live_", "k_test_", "k_prod_"}},
+	{re: regexp.MustCompile(`\bwhsec_[A-Za-z0-9+/=]{24,}`), lits: []string{"whsec_"}},
+	// Slack tokens (xoxb-, xoxp-, xoxa-, xoxe-, xoxr-, xoxs-, xoxo-) and
+	// app-level tokens (xapp-1-…).
+	{re: regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`), lits: []string{"xox"}},
+	{re: regexp.MustCompile(`\bxapp-[0-9]+-[A-Za-z0-9-]{10,}`), lits: []string{"xapp-"}},
+	// Slack and Discord incoming webhook URLs: the path after the fixed
+	// prefix is the credential; the host stays readable.
+	{re: regexp.MustCompile(`\bhooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{8,})`), group: 1,
+		lits: []string{"hooks.slack.com/"}},
+	{re: regexp.MustCompile(`\bdiscord(?:app)?\.com/api/webhooks/([0-9]+/[A-Za-z0-9_-]{16,})`), group: 1,
+		lits: []string{"/api/webhooks/"}},
+	// npm access tokens.
+	{re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36,}`), lits: []string{"npm_"}},
+	// PyPI upload tokens (a macaroon whose first bytes encode "pypi.org").
+	{re: regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`), lits: []string{"pypi-AgEIcHlwaS5vcmc"}},
+	// Hugging Face user and organization tokens.
+	{re: regexp.MustCompile(`\b(?:hf|api_org)_[A-Za-z0-9]{30,}`), lits: []string{"hf_", "api_org_"}},
+	// SendGrid API keys: SG.<id>.<secret>.
+	{re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`), lits: []string{"SG."}},
+	// Twilio API key SIDs: SK and 32 hex digits.
+	{re: regexp.MustCompile(`\bSK[0-9a-fA-F]{32}\b`), lits: []string{"SK"}},
 	// AWS access key ids.
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`),
-		need: func(s string) bool { return strings.Contains(s, "AKIA") || strings.Contains(s, "ASIA") }},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`), lits: []string{"AKIA", "ASIA", "ABIA", "ACCA"}},
 	// Google API keys.
-	{re: regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{30,}`), need: contains("AIza")},
+	{re: regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{30,}`), lits: []string{"AIza"}},
+	// DigitalOcean personal, OAuth and refresh tokens.
+	{re: regexp.MustCompile(`\bdo[opr]_v1_[a-f0-9]{64}`), lits: []string{"_v1_"}},
+	// Shopify access tokens and shared secrets.
+	{re: regexp.MustCompile(`\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`), lits: []string{"shpat_", "shpca_", "shppa_", "shpss_"}},
+	// Other services' tokens with a documented prefix: Linear (lin_api_),
+	// Notion (ntn_), Perplexity (pplx-), Groq (gsk_), Sentry (sntrys_,
+	// sntryu_), Postman (PMAK-), HashiCorp Vault (hvs., hvb.), Atlassian
+	// (ATATT3) and age secret keys.
+	{re: regexp.MustCompile(`\b(?:lin_api_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{40,}|pplx-[A-Za-z0-9]{40,}|gsk_[A-Za-z0-9]{40,}|sntry[su]_[A-Za-z0-9+/=_]{40,}|PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}|hv[sb]\.[A-Za-z0-9_-]{90,}|ATATT3[A-Za-z0-9_=-]{100,}|AGE-SECRET-KEY-1[0-9A-Z]{58})`),
+		lits: []string{"lin_api_", "ntn_", "pplx-", "gsk_", "sntrys_", "sntryu_", "PMAK-", "hvs.", "hvb.", "ATATT3", "AGE-SECRET-KEY-1"}},
 	// JWTs: three dot-separated base64url parts, the first a JSON object.
-	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`), need: contains("eyJ")},
+	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`), lits: []string{"eyJ"}},
 }
 
-// contains returns a need test for a literal substring.
-func contains(lit string) func(string) bool {
-	return func(s string) bool { return strings.Contains(s, lit) }
+// litEntry is one of a rule's lits (at least 2 bytes long), filed under
+// its first byte.
+type litEntry struct {
+	lit string
+	bit uint64 // 1 << the rule's index in maskRules
+}
+
+// litTable files every rule's lits under their first byte, and litPairs
+// has bit a|b<<8 set for the first two bytes a, b of every lit, for
+// litScan: most bytes of a text start no lit's first two bytes, and one
+// probe of litPairs tells.
+var (
+	litTable [256][]litEntry
+	litPairs [1 << 16 / 64]uint64
+)
+
+func init() {
+	if len(maskRules) > 64 {
+		panic("secret: more mask rules than litScan's bit set holds")
+	}
+	for i := range maskRules {
+		r := &maskRules[i]
+		if len(r.lits) == 0 {
+			continue
+		}
+		bit := uint64(1) << i
+		for _, lit := range r.lits {
+			if len(lit) < 2 {
+				panic("secret: a mask rule literal shorter than 2 bytes")
+			}
+			litTable[lit[0]] = append(litTable[lit[0]], litEntry{lit: lit, bit: bit})
+			pair := uint(lit[0]) | uint(lit[1])<<8
+			litPairs[pair/64] |= 1 << (pair % 64)
+		}
+		lits := r.lits
+		r.need = func(s string) bool {
+			for _, lit := range lits {
+				if strings.Contains(s, lit) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+}
+
+// litScan returns the set (bit i for maskRules[i]) of rules with lits one
+// of which occurs in s, in one pass over s.
+func litScan(s string) uint64 {
+	var found uint64
+	for i := 0; i+1 < len(s); i++ {
+		pair := uint(s[i]) | uint(s[i+1])<<8
+		if litPairs[pair/64]&(1<<(pair%64)) == 0 {
+			continue
+		}
+		for _, e := range litTable[s[i]] {
+			if found&e.bit == 0 && len(s)-i >= len(e.lit) && s[i+1] == e.lit[1] && s[i:i+len(e.lit)] == e.lit {
+				found |= e.bit
+			}
+		}
+	}
+	return found
+}
+
+// runs reports whether maskPass runs rule i on s, given litScan(s).
+func (r *maskRule) runs(s string, found uint64, i int) bool {
+	if len(r.lits) > 0 {
+		return found&(uint64(1)<<i) != 0
+	}
+	return r.need(s)
 }
 
 // needCredentialParam is the need test of the query parameter rule: a "?"
@@ -130,6 +256,60 @@ func needCredentialParam(s string) bool {
 		if IsCredentialName(name) {
 			return true
 		}
+	}
+	return false
+}
+
+// needCredentialFlag is the need test of the --flag=VALUE rule: an "="
+// after a run of [A-Za-z0-9_.-] that stands at the start of s or after one
+// of the rule's separators (\s, quotes, "=", ","), and is "-" or "--"
+// followed by a credential-shaped name that starts with a letter. The
+// rule's name class holds no separator, so that run is exactly the dashes
+// and name of every match it masks.
+func needCredentialFlag(s string) bool {
+	for j := strings.IndexByte(s, '='); j >= 0; {
+		i := j
+		for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_' || s[i-1] == '.' || s[i-1] == '-') {
+			i--
+		}
+		if i == 0 || strings.IndexByte(" \t\n\f\r\"'=,", s[i-1]) >= 0 {
+			if name, ok := strings.CutPrefix(s[i:j], "-"); ok {
+				if len(name) > 0 && name[0] == '-' {
+					name = name[1:]
+				}
+				if len(name) > 0 && (isUpper(name[0]) || isLower(name[0])) && IsCredentialName(name) {
+					return true
+				}
+			}
+		}
+		next := strings.IndexByte(s[j+1:], '=')
+		if next < 0 {
+			break
+		}
+		j += 1 + next
+	}
+	return false
+}
+
+// needCredentialAssignment is the need test of the NAME=VALUE rule: an "="
+// after a run of [A-Za-z0-9_] that starts with a letter or "_", is
+// credential-shaped and stands at the start of s or after one of the
+// rule's separators. The rule's name class cannot hold a separator, so
+// that run is exactly the name of every match it masks.
+func needCredentialAssignment(s string) bool {
+	for j := strings.IndexByte(s, '='); j >= 0; {
+		i := j
+		for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_') {
+			i--
+		}
+		if i < j && !isDigit(s[i]) && (i == 0 || strings.IndexByte(" \t\n\f\r\"',;", s[i-1]) >= 0) && IsCredentialName(s[i:j]) {
+			return true
+		}
+		next := strings.IndexByte(s[j+1:], '=')
+		if next < 0 {
+			break
+		}
+		j += 1 + next
 	}
 	return false
 }
@@ -171,17 +351,32 @@ const maxMaskPasses = 8
 // MaskLiterals returns s with every literal that has a credential's shape
 // replaced by Redacted, for DISPLAY ONLY.
 //
-// The shapes are: GitHub tokens (gh[pousr]_…, github_pat_…), sk-… keys,
-// Slack xox[abprs]-… tokens, AWS access key ids (AKIA…/ASIA…), Google API
-// keys (AIza…), JWTs (eyJ….….…), the body of PEM private key blocks, the
-// credential after "Bearer " or "Basic ", URL userinfo passwords
-// (scheme://user:PASS@host), query parameter values whose names are
-// credential-shaped (?token=VALUE&x=1 masks VALUE only) and --flag=VALUE /
-// -flag=VALUE values whose flag names are credential-shaped
-// (--api-key=VALUE). Everything else stays as it was, so a command line or
-// URL stays readable. Markers already in s are left alone, and so is a
-// value that is only a variable reference (--token=${GITHUB_TOKEN}, as a
-// definition shown unexpanded holds): it names a variable, not a value.
+// Masked by shape (a prefix its issuer documents, then the token's
+// alphabet; see maskRules for each pattern): GitHub tokens (gh[pousr]_…,
+// github_pat_…), GitLab tokens (glpat-…, gldt-…, glrt-…, …), sk-… keys
+// (OpenAI, Anthropic), Stripe secret and restricted keys (sk_live_…,
+// rk_test_…, …) and webhook secrets (whsec_…), Slack tokens
+// (xox[abeoprs]-…, xapp-…), npm tokens (npm_…), PyPI upload tokens,
+// Hugging Face tokens (hf_…, api_org_…), SendGrid keys (SG.….…), Twilio
+// API key SIDs (SK…), AWS access key ids (AKIA…, ASIA…, ABIA…, ACCA…),
+// Google API keys (AIza…), DigitalOcean tokens (do[opr]_v1_…), Shopify
+// tokens (shpat_…, …), Linear, Notion, Perplexity, Groq, Sentry,
+// Postman, Vault and Atlassian tokens, age secret keys, JWTs (eyJ….….…),
+// the body of PEM private key blocks (PGP "PRIVATE KEY BLOCK" included),
+// and the secret path of Slack and Discord webhook URLs.
+//
+// Masked by position (see PositionSpans): the credential after "Bearer "
+// or "Basic ", URL userinfo passwords (scheme://user:PASS@host), query
+// parameter values whose names are credential-shaped (?token=VALUE&x=1
+// masks VALUE only), --flag=VALUE / -flag=VALUE values whose flag names
+// are credential-shaped (--api-key=VALUE), NAME=VALUE assignments whose
+// names are credential-shaped (API_KEY=VALUE, as docker -e takes it) and
+// npm auth values (//registry/:_authToken=VALUE, _auth=, _password=).
+//
+// Everything else stays as it was, so a command line or URL stays
+// readable. Markers already in s are left alone, and so is a value that is
+// only a variable reference (--token=${GITHUB_TOKEN}, as a definition
+// shown unexpanded holds): it names a variable, not a value.
 // MaskLiterals(MaskLiterals(s)) == MaskLiterals(s).
 //
 // This is a guess from a literal's shape. It misses credentials of no
@@ -210,8 +405,13 @@ func maskPass(s string) string { return maskPassWith(s, true) }
 // whatever its need test says (the reference the tests compare with).
 func maskPassWith(s string, prefilter bool) string {
 	var spans [][2]int
-	for _, r := range maskRules {
-		if prefilter && !r.need(s) {
+	var found uint64
+	if prefilter {
+		found = litScan(s)
+	}
+	for i := range maskRules {
+		r := &maskRules[i]
+		if prefilter && !r.runs(s, found, i) {
 			continue
 		}
 		spans = r.spans(s, spans)
@@ -242,7 +442,7 @@ func maskPassWith(s string, prefilter bool) string {
 }
 
 // spans appends to dst the [start, end) spans r masks in s.
-func (r maskRule) spans(s string, dst [][2]int) [][2]int {
+func (r *maskRule) spans(s string, dst [][2]int) [][2]int {
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[2*r.group], m[2*r.group+1]
 		if start < 0 || start == end {
@@ -265,4 +465,55 @@ func (r maskRule) spans(s string, dst [][2]int) [][2]int {
 		dst = append(dst, [2]int{start, end})
 	}
 	return dst
+}
+
+// PositionSpans returns the [start, end) spans of s that MaskLiterals masks
+// because of where they stand rather than what they look like: the value
+// after a credential-shaped --flag= or -flag=, after a credential-shaped
+// query parameter name, after a credential-shaped NAME= (API_KEY=VALUE at
+// the start of the text or after a space, quote, "," or ";"), after
+// an npm auth key (_authToken=, _auth=,
+// _password=), after "Bearer " or "Basic " (8 bytes or more), and a URL
+// userinfo password. Spans are in no particular order and may overlap;
+// empty values, markers and values that are only a variable reference are
+// not returned.
+//
+// Definition materialization runs it on a template with every ${…}
+// replaced by a placeholder, to find the templates written where a
+// credential goes (--api-key=${X}, ?token=${X}, Bearer ${X}): what such a
+// template produces is secret whatever its variable is called. Unlike the
+// shape guesses, that is decided by the definition's own text, so it may
+// decide what a fingerprint hides.
+func PositionSpans(s string) [][2]int {
+	var spans [][2]int
+	found := litScan(s)
+	for i := range maskRules {
+		if r := &maskRules[i]; r.context && r.runs(s, found, i) {
+			spans = r.spans(s, spans)
+		}
+	}
+	return spans
+}
+
+// IsCredentialFlag reports whether arg is a command-line flag with a
+// credential-shaped name and no value of its own, so that the argument
+// after it is its value: "-" or "--", then a name that starts with an
+// ASCII letter, continues with ASCII letters, digits, "_", "." and "-",
+// and IsCredentialName. So "--api-key", "--apikey", "--token",
+// "--access-token", "--password", "-password", "--client-secret" and
+// "--secret" are, while "--api-key=x" (which carries its value), "-p",
+// "--port" and "--" are not. As with names, the rule leans towards hiding:
+// "--no-auth" counts too.
+func IsCredentialFlag(arg string) bool {
+	name := strings.TrimPrefix(arg, "-")
+	name = strings.TrimPrefix(name, "-")
+	if len(name) == len(arg) || name == "" || !isUpper(name[0]) && !isLower(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return IsCredentialName(name)
 }

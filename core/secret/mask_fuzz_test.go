@@ -28,11 +28,25 @@ func plantSecret(seed []byte, n int, upperDigitsOnly bool) string {
 	return string(b)
 }
 
+// plantHex derives n lower-case hex digits from seed.
+func plantHex(seed []byte, n int) string {
+	const hex = "0123456789abcdef"
+	b := []byte(plantSecret(seed, n, false))
+	for i, c := range b {
+		b[i] = hex[int(c)%len(hex)]
+	}
+	return string(b)
+}
+
+// plantKinds is how many shapes plant knows.
+const plantKinds = 33
+
 // plant returns text containing a literal of shape kind, and the part of it
 // that must never survive masking.
 func plant(kind uint8, seed []byte) (text, hidden string) {
 	s := plantSecret(seed, 24, false)
-	switch kind % 14 {
+	long := plantSecret(seed, 40, false)
+	switch kind % plantKinds {
 	case 0:
 		return "ghp_" + s, s
 	case 1:
@@ -60,8 +74,50 @@ func plant(kind uint8, seed []byte) (text, hidden string) {
 		return "https://example.com/p?a=1&access_token=" + s + "&b=2", s
 	case 12:
 		return "--api-key=" + s, s
-	default:
+	case 13:
 		return "-client_secret=" + s, s
+	case 14:
+		return "rk_live_" + s, s
+	case 15:
+		return "sk_test_" + s, s
+	case 16:
+		n := plantSecret(seed, 36, false)
+		return "npm_" + n, n
+	case 17:
+		return "https://hooks.slack.com/services/T0/B0/" + s, s
+	case 18:
+		return "//registry.npmjs.org/:_authToken=" + s, s
+	case 19:
+		return "glpat-" + s, s
+	case 20:
+		return "hf_" + long, long
+	case 21:
+		return "SG." + s + "." + long, s + "." + long
+	case 22:
+		h := plantHex(seed, 32)
+		return "SK" + h, h
+	case 23:
+		return "xapp-1-" + s, s
+	case 24:
+		return "-----BEGIN PGP PRIVATE KEY BLOCK-----\n" + s + "\n-----END PGP PRIVATE KEY BLOCK-----", s
+	case 25:
+		h := plantHex(seed, 64)
+		return "dop_v1_" + h, h
+	case 26:
+		h := plantHex(seed, 32)
+		return "shpat_" + h, h
+	case 27:
+		return "lin_api_" + long, long
+	case 28:
+		return "https://discord.com/api/webhooks/1234/" + s, s
+	case 29:
+		return "whsec_" + s, s
+	case 30:
+		return "pypi-AgEIcHlwaS5vcmc" + long + long[:10], long
+	case 31:
+		return "-e GITHUB_PERSONAL_ACCESS_TOKEN=" + s, s
+	default:
+		return "xoxe-1-" + s, s
 	}
 }
 
@@ -76,6 +132,9 @@ func FuzzMaskLiterals(f *testing.F) {
 	f.Add("Bearer", "<redacted:X>", uint8(8), []byte("zz"))
 	f.Add("eyJa.b.", ".c", uint8(6), []byte("jwt"))
 	f.Add("\xff\x00", "\n\t", uint8(4), []byte("aws"))
+	for kind := uint8(13); kind < plantKinds; kind++ {
+		f.Add("--token", "_authToken=", kind, []byte{kind, 7})
+	}
 	f.Fuzz(func(t *testing.T, prefix, suffix string, kind uint8, seed []byte) {
 		// Arbitrary text alone: no panic, idempotent.
 		for _, s := range []string{prefix, suffix, prefix + suffix} {

@@ -1,6 +1,7 @@
 package secret_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,33 @@ const (
 	pemTail   = "-----END RSA PRIVATE KEY-----"
 	bearerTok = "abc123.DEF456-ghi789"
 	basicTok  = "dXNlcjpwYXNzd29yZA=="
+
+	// Shapes added for issue 11 (all made up, of the documented form).
+	rkLiveTok   = "rk_live_51AbCdEfGhIjKlMnOpQrStUv"
+	rkTestTok   = "rk_test_51AbCdEfGhIjKlMnOpQrStUv"
+	skLiveTok   = "sk_live_51AbCdEfGhIjKlMnOpQrStUv"
+	whsecTok    = "whsec_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+	npmTok      = "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+	slackHook   = "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+	discordHook = "123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz-_0123456789"
+	glpatTok    = "glpat-AbCdEfGhIjKlMnOpQrSt"
+	gldtTok     = "gldt-AbCdEfGhIjKlMnOpQrSt"
+	hfTok       = "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
+	sgTok       = "SG.AbCdEfGhIjKlMnOpQrStUv.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE"
+	twilioTok   = "SK0123456789abcdef0123456789abcdef"
+	xoxeTok     = "xoxe-1-AbCdEfGhIjKlMnOp"
+	xappTok     = "xapp-1-A0123456789-0123456789-abcdef"
+	abiaTok     = "ABIAY34FZKBOKMUTVV7A"
+	doTok       = "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	pypiTok     = "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsz"
+	shpatTok    = "shpat_0123456789abcdef0123456789abcdef"
+	linearTok   = "lin_api_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"
+	notionTok   = "ntn_12345678901AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+	pplxTok     = "pplx-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGh"
+	groqTok     = "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl"
+	pgpBody     = "\nlQOYBGSECRETPGPBODY\n=abcd\n"
+	pgpHead     = "-----BEGIN PGP PRIVATE KEY BLOCK-----"
+	pgpTail     = "-----END PGP PRIVATE KEY BLOCK-----"
 )
 
 func TestMaskLiterals(t *testing.T) {
@@ -67,6 +95,46 @@ func TestMaskLiterals(t *testing.T) {
 		{"flag in command line", "server --port=8080 --token=abc --verbose", "server --port=8080 --token=" + R + " --verbose"},
 		{"flag camel", "--authToken=abc", "--authToken=" + R},
 		{"flag after env assignment", "NODE_OPTIONS=--secret=abc", "NODE_OPTIONS=--secret=" + R},
+
+		// Shapes and positions added for issue 11.
+		{"stripe restricted live", rkLiveTok, R},
+		{"stripe restricted test", rkTestTok, R},
+		{"stripe secret live", skLiveTok, R},
+		{"stripe webhook secret", whsecTok, R},
+		{"npm token", npmTok, R},
+		{"npm token in npmrc", "//registry.npmjs.org/:_authToken=" + npmTok, "//registry.npmjs.org/:_authToken=" + R},
+		{"npmrc auth token plain value", "//registry.example.com/:_authToken=plainvalue", "//registry.example.com/:_authToken=" + R},
+		{"npmrc auth token line start", "_authToken=plainvalue", "_authToken=" + R},
+		{"npm config flag", "--//registry.example.com/:_authToken=plainvalue", "--//registry.example.com/:_authToken=" + R},
+		{"npmrc basic auth", "//r.example/:_auth=dXNlcjpwYXNz", "//r.example/:_auth=" + R},
+		{"npmrc password", "//r.example/:_password=cGFzcw==", "//r.example/:_password=" + R},
+		{"npmrc auth token template ref", "//r.example/:_authToken=${NPM_TOKEN}", "//r.example/:_authToken=${NPM_TOKEN}"},
+		{"slack webhook", "https://hooks.slack.com/services/" + slackHook, "https://hooks.slack.com/services/" + R},
+		{"slack workflow webhook", "https://hooks.slack.com/workflows/" + slackHook, "https://hooks.slack.com/workflows/" + R},
+		{"discord webhook", "https://discord.com/api/webhooks/" + discordHook, "https://discord.com/api/webhooks/" + R},
+		{"gitlab pat", glpatTok, R},
+		{"gitlab deploy", gldtTok, R},
+		{"huggingface", hfTok, R},
+		{"sendgrid", sgTok, R},
+		{"twilio", twilioTok, R},
+		{"slack refresh", xoxeTok, R},
+		{"slack app", xappTok, R},
+		{"aws abia", abiaTok, R},
+		{"digitalocean", doTok, R},
+		{"pypi", pypiTok, R},
+		{"shopify", shpatTok, R},
+		{"linear", linearTok, R},
+		{"notion", notionTok, R},
+		{"perplexity", pplxTok, R},
+		{"groq", groqTok, R},
+		{"pgp private key block", pgpHead + pgpBody + pgpTail, pgpHead + R + pgpTail},
+		{"bearer in arg", "Authorization: Bearer " + npmTok, "Authorization: Bearer " + R},
+		{"docker env assignment", "GITHUB_PERSONAL_ACCESS_TOKEN=plainvalue", "GITHUB_PERSONAL_ACCESS_TOKEN=" + R},
+		{"assignment after space", "env API_KEY=abc DEBUG=1", "env API_KEY=" + R + " DEBUG=1"},
+		{"connection string password", "Server=db;Password=hunter2;Port=1", "Server=db;Password=" + R + ";Port=1"},
+		{"assignment template ref", "API_KEY=${API_KEY}", "API_KEY=${API_KEY}"},
+		{"assignment not credential", "DEBUG=1 MODE=fast", "DEBUG=1 MODE=fast"},
+		{"assignment inside path", "/x/token=abc", "/x/token=abc"},
 
 		// Shapes embedded mid-string.
 		{"ghp mid", "git clone https://x-access:" + ghpTok + "@github.com/o/r", "git clone https://x-access:" + R + "@github.com/o/r"},
@@ -117,6 +185,19 @@ func TestMaskLiterals(t *testing.T) {
 		{"dash inside word", "foo-token=abc", "foo-token=abc"},
 		{"query non credential", "?tokenizer=bpe&path=/x", "?tokenizer=bpe&path=/x"},
 		{"query empty value", "?token=&x=1", "?token=&x=1"},
+		{"stripe publishable", "pk_live_51AbCdEfGhIjKlMnOpQrStUv", "pk_live_51AbCdEfGhIjKlMnOpQrStUv"},
+		{"stripe short", "sk_live_abc", "sk_live_abc"},
+		{"stripe glued", "task_live_51AbCdEfGhIjKlMnOpQrStUv", "task_live_51AbCdEfGhIjKlMnOpQrStUv"},
+		{"npm env name", "npm_config_registry", "npm_config_registry"},
+		{"npm short", "npm_AbCdEf", "npm_AbCdEf"},
+		{"slack host only", "https://hooks.slack.com/", "https://hooks.slack.com/"},
+		{"authToken inside word", "//r/:_authorized=x", "//r/:_authorized=x"},
+		{"gitlab short", "glpat-short", "glpat-short"},
+		{"hf word", "hf_model_name", "hf_model_name"},
+		{"sg version", "SG.1.2", "SG.1.2"},
+		{"twilio not hex", "SKETCHY0123456789abcdef0123456789abcdef", "SKETCHY0123456789abcdef0123456789abcdef"},
+		{"twilio too long", twilioTok + "0", twilioTok + "0"},
+		{"pgp public key block", "-----BEGIN PGP PUBLIC KEY BLOCK-----abc-----END PGP PUBLIC KEY BLOCK-----", "-----BEGIN PGP PUBLIC KEY BLOCK-----abc-----END PGP PUBLIC KEY BLOCK-----"},
 		{"empty", "", ""},
 		{"non utf8", "a\xffb", "a\xffb"},
 	}
@@ -132,11 +213,16 @@ func TestMaskLiterals(t *testing.T) {
 func TestMaskLiteralsHidesSecrets(t *testing.T) {
 	// Every secret part below must be gone from the output, whatever
 	// surrounds it.
-	secrets := []string{ghpTok, ghoTok, ghsTok, patTok, skTok, skAntTok, xoxTok, akiaTok, asiaTok, aizaTok, jwtTok, "SECRETPEMBODY", bearerTok, basicTok}
-	in := strings.Join([]string{
-		"run", ghpTok, ghoTok, ghsTok, patTok, skTok, skAntTok, xoxTok, akiaTok, asiaTok, aizaTok, jwtTok,
-		pemHead + pemBody + pemTail, "Bearer " + bearerTok, "Basic " + basicTok,
-	}, " ")
+	shapes := []string{
+		ghpTok, ghoTok, ghsTok, patTok, skTok, skAntTok, xoxTok, akiaTok, asiaTok, aizaTok, jwtTok,
+		rkLiveTok, rkTestTok, skLiveTok, whsecTok, npmTok, glpatTok, gldtTok, hfTok, sgTok, twilioTok,
+		xoxeTok, xappTok, abiaTok, doTok, pypiTok, shpatTok, linearTok, notionTok, pplxTok, groqTok,
+	}
+	secrets := append([]string{"SECRETPEMBODY", "SECRETPGPBODY", bearerTok, basicTok, slackHook, discordHook}, shapes...)
+	in := strings.Join(append(append([]string{"run"}, shapes...),
+		pemHead+pemBody+pemTail, pgpHead+pgpBody+pgpTail, "Bearer "+bearerTok, "Basic "+basicTok,
+		"https://hooks.slack.com/services/"+slackHook, "https://discordapp.com/api/webhooks/"+discordHook,
+	), " ")
 	out := secret.MaskLiterals(in)
 	for _, s := range secrets {
 		assert.NotContains(t, out, s)
@@ -166,4 +252,55 @@ func TestRedactedVar(t *testing.T) {
 	require.True(t, secret.IsMarker(secret.Redacted))
 	require.False(t, secret.IsMarker("<redacted:x>y"))
 	require.False(t, secret.IsMarker("redacted"))
+}
+
+func TestIsCredentialFlag(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"--api-key", true}, {"--apikey", true}, {"--apiKey", true}, {"--token", true}, {"--access-token", true},
+		{"--auth-token", true}, {"--password", true}, {"-password", true}, {"--secret", true}, {"--client-secret", true},
+		{"--client_secret", true}, {"--TOKEN", true}, {"--github.token", true}, {"--no-auth", true},
+		{"--api-key=x", false}, {"--token=", false}, {"-p", false}, {"--port", false}, {"--", false}, {"-", false},
+		{"", false}, {"token", false}, {"---token", false}, {"--2token", false}, {"--tok en", false},
+		{"--keyboard", false}, {"--tokenizer", false}, {"--monkey", false}, {"--token\n", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, secret.IsCredentialFlag(tt.in), "%q", tt.in)
+	}
+}
+
+func TestPositionSpans(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // the masked texts, in order of position, without repeats
+	}{
+		{"flag value", "--api-key=VALUE", []string{"VALUE"}},
+		{"query value", "https://h/?x=1&token=VALUE&y=2", []string{"VALUE"}},
+		{"userinfo", "https://u:VALUE@h/", []string{"VALUE"}},
+		{"bearer", "Authorization: Bearer VALUE1234", []string{"VALUE1234"}},
+		{"npmrc", "//r.example/:_authToken=VALUE", []string{"VALUE"}},
+		{"assignment", "API_KEY=VALUE", []string{"VALUE"}},
+		{"connection string", "Server=db;User Id=u;Password=VALUE;Port=1", []string{"VALUE"}},
+		// Shapes are not positions.
+		{"shape only", npmTok + " " + ghpTok + " " + rkLiveTok, nil},
+		{"plain", "npx -y @scope/server --port=8080", nil},
+		{"template ref", "--token=${X}", nil},
+		{"marker", "--token=" + secret.Redacted, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spans := secret.PositionSpans(tt.in)
+			slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+			var got []string
+			for i, sp := range spans {
+				if i == 0 || sp != spans[i-1] {
+					got = append(got, tt.in[sp[0]:sp[1]])
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -180,7 +180,11 @@ func TestCLI(t *testing.T) {
 		setup func(t *testing.T)
 	}{
 		{name: "help", args: []string{"-h"}},
-		{name: "usage_no_command", args: nil, code: 2},
+		{name: "help_call", args: []string{"help", "call"}},
+		{name: "help_tools_flag", args: []string{"tools", "--help"}},
+		{name: "usage_suggestion", args: []string{"lsit"}, code: 2},
+		{name: "usage_help_topic", args: []string{"help", "nope"}, code: 2},
+		{name: "no_command", args: nil},
 		{name: "usage_unknown_command", args: []string{"frobnicate"}, code: 2},
 		{name: "usage_missing_name", args: []string{"show"}, code: 2},
 		{name: "usage_bad_profile", args: []string{"--profile", "cloud", "list"}, code: 2},

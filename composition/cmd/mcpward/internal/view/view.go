@@ -1,24 +1,32 @@
-package main
+// Package view holds what several commands show: the stable JSON shapes
+// of servers, failures and connections, the words that explain why a
+// server is or is not usable, and the small formatting helpers of the
+// text output. Text that did not come from the CLI itself goes through
+// termsafe before it is printed.
+package view
 
 import (
 	"encoding/json"
-	"fmt"
-	"github.com/mcpward/mcpward/adapters/httptransport"
-	"github.com/mcpward/mcpward/adapters/oauth"
-	"io"
+	"errors"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"time"
 
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/core/activation"
+	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
-// serverJSON is the stable JSON shape of one server (list --json elements,
+// Server is the stable JSON shape of one server (list --json elements,
 // show --json, approve --json's "server").
-type serverJSON struct {
+type Server struct {
 	Name        string                 `json:"name"`
 	State       composition.State      `json:"state"`
 	Usable      bool                   `json:"usable"`
@@ -34,61 +42,81 @@ type serverJSON struct {
 	Mismatch    []string               `json:"mismatch,omitempty"`
 	Field       string                 `json:"field,omitempty"`
 	Detail      string                 `json:"detail,omitempty"`
-	Contenders  []provenanceJSON       `json:"contenders,omitempty"`
-	Shadowed    []provenanceJSON       `json:"shadowed,omitempty"`
-	DisabledBy  *provenanceJSON        `json:"disabledBy,omitempty"`
+	Contenders  []Provenance           `json:"contenders,omitempty"`
+	Shadowed    []Provenance           `json:"shadowed,omitempty"`
+	DisabledBy  *Provenance            `json:"disabledBy,omitempty"`
 	Identity    *ports.Identity        `json:"identity,omitempty"`
 	// SignIn is the sign-in state of an OAuth server (show only).
 	SignIn string `json:"signIn,omitempty"`
 }
 
-// provenanceJSON is a tier and origin.
-type provenanceJSON struct {
+// Provenance is a tier and origin.
+type Provenance struct {
 	Tier   ports.Tier `json:"tier"`
 	Origin string     `json:"origin"`
 }
 
-// errorJSON is the JSON shape of a failure.
-type errorJSON struct {
+// Error is the JSON shape of a failure: {"error": Error}.
+type Error struct {
 	Class  string `json:"class"`
 	Reason string `json:"reason"`
 	Server string `json:"server"`
 	Detail string `json:"detail"`
 }
 
-// approvalJSON is the JSON shape of a granted approval.
-type approvalJSON struct {
-	Identity  ports.Identity `json:"identity"`
-	GrantedBy string         `json:"grantedBy"`
+// ServerTools is the stable JSON shape of one server of tools --json.
+type ServerTools struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Class is the failure class ("" unless failed, or connected with a
+	// failed discovery).
+	Class       string               `json:"class"`
+	Reason      string               `json:"reason"`
+	Partial     map[string]string    `json:"partial"`
+	Stale       bool                 `json:"stale"`
+	Tools       []Tool               `json:"tools"`
+	Rejected    []catalog.Rejected   `json:"rejected"`
+	Diagnostics []catalog.Diagnostic `json:"diagnostics"`
 }
 
-// approveJSON is approve --json's output.
-type approveJSON struct {
-	Approval approvalJSON `json:"approval"`
-	Server   serverJSON   `json:"server"`
+// Tool is one tool of tools --json.
+type Tool struct {
+	Name        string          `json:"name"`
+	ServerTool  string          `json:"server_tool"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// revokeJSON is revoke --json's output.
-type revokeJSON struct {
-	Name    string `json:"name"`
-	Revoked int    `json:"revoked"`
+// Call is call --json's output.
+type Call struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	IsError   bool            `json:"is_error"`
+	Truncated bool            `json:"truncated"`
+	Content   json.RawMessage `json:"content"`
 }
 
-func provenances(ps []definition.Provenance) []provenanceJSON {
+// SignIn is the --json output of login and logout.
+type SignIn struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+func provenances(ps []definition.Provenance) []Provenance {
 	if len(ps) == 0 {
 		return nil
 	}
-	out := make([]provenanceJSON, len(ps))
+	out := make([]Provenance, len(ps))
 	for i, p := range ps {
-		out[i] = provenanceJSON{Tier: p.Tier, Origin: p.Origin}
+		out[i] = Provenance{Tier: p.Tier, Origin: p.Origin}
 	}
 	return out
 }
 
-// toJSON returns r's JSON shape.
-func toJSON(r composition.Result) serverJSON {
-	why, fix := explain(r)
-	j := serverJSON{
+// ToServer returns r's JSON shape.
+func ToServer(r composition.Result) Server {
+	why, fix := Explain(r)
+	j := Server{
 		Name:        r.Name,
 		State:       r.State,
 		Usable:      r.Usable(),
@@ -108,7 +136,7 @@ func toJSON(r composition.Result) serverJSON {
 		Shadowed:    provenances(r.Shadowed),
 	}
 	if r.DisabledBy != nil {
-		j.DisabledBy = &provenanceJSON{Tier: r.DisabledBy.Tier, Origin: r.DisabledBy.Origin}
+		j.DisabledBy = &Provenance{Tier: r.DisabledBy.Tier, Origin: r.DisabledBy.Origin}
 	}
 	if r.Identity != (ports.Identity{}) {
 		id := r.Identity
@@ -117,172 +145,99 @@ func toJSON(r composition.Result) serverJSON {
 	return j
 }
 
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
+// ClassOf is the class word of r, "" when r has no failure.
+func ClassOf(r composition.ServerResult) string {
+	if r.State == composition.StateFailed || r.State == composition.StateConnected && r.Reason != "" {
+		return r.Class.String()
+	}
+	return ""
 }
 
-// dash shows "" as "-".
-func dash(s string) string {
+// ToServerTools returns r's tools --json shape.
+func ToServerTools(r composition.ServerResult) ServerTools {
+	j := ServerTools{
+		Name: r.Name, State: string(r.State), Class: ClassOf(r), Reason: r.Reason, Stale: r.Stale,
+		Partial: map[string]string{}, Tools: []Tool{}, Rejected: []catalog.Rejected{}, Diagnostics: []catalog.Diagnostic{},
+	}
+	for k, v := range r.Partial {
+		j.Partial[string(k)] = v
+	}
+	for _, t := range r.Tools {
+		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.ServerTool, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	j.Rejected = append(j.Rejected, r.Rejected...)
+	j.Diagnostics = append(j.Diagnostics, r.Diagnostics...)
+	return j
+}
+
+// AsRefusal returns err's *refusal.Error, or an Internal one (reason
+// "internal") that copies nothing of err's text.
+func AsRefusal(err error) *refusal.Error {
+	var r *refusal.Error
+	if errors.As(err, &r) && r != nil {
+		return r
+	}
+	return refusal.New(refusal.Internal, "internal", "")
+}
+
+// ErrorOf returns the JSON shape of err (see AsRefusal).
+func ErrorOf(err error) Error {
+	r := AsRefusal(err)
+	return Error{Class: r.Class.String(), Reason: r.Reason, Server: r.Server, Detail: r.Detail}
+}
+
+// ErrorText is the one text line of err (see AsRefusal), made safe.
+func ErrorText(err error) string { return termsafe.Line(AsRefusal(err).Error()) }
+
+// Dash shows "" as "-".
+func Dash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-// shortFingerprint is the first 12 hex digits of a fingerprint.
-func shortFingerprint(fp string) string {
+// ShortFingerprint is the first 12 hex digits of a fingerprint.
+func ShortFingerprint(fp string) string {
 	if len(fp) > 12 {
 		return fp[:12]
 	}
-	return dash(fp)
+	return Dash(fp)
 }
 
-// writeList writes list's table and the source problems.
-func writeList(w io.Writer, ev composition.Evaluation) {
-	if len(ev.Servers) == 0 {
-		fmt.Fprintln(w, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATE\tTIER\tTRANSPORT\tFINGERPRINT\tREASON\tORIGIN")
-		for _, r := range ev.Servers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.State, dash(string(r.Tier)),
-				dash(string(r.Transport)), shortFingerprint(r.Fingerprint), dash(r.Reason), dash(r.Origin))
-		}
-		_ = tw.Flush()
-	}
-	if len(ev.Problems) > 0 {
-		fmt.Fprintln(w, "\nSource problems (\"mcpward doctor\" explains each):")
-		for _, p := range ev.Problems {
-			fmt.Fprintf(w, "  %s %s: %s\n", p.Tier, p.Origin, p.Kind)
-		}
-	}
-}
-
-// quoteArgs joins args for display, quoting those that need it.
-func quoteArgs(args []string) string {
+// QuoteArgs joins args for display, quoting those that need it (a quoted
+// argument has its control characters escaped).
+func QuoteArgs(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		if a == "" || strings.ContainsAny(a, " \t\"'\\") || strconv.Quote(a) != `"`+a+`"` {
-			out[i] = strconv.Quote(a)
+			out[i] = termsafe.Line(strconv.Quote(a))
 		} else {
-			out[i] = a
+			out[i] = termsafe.Line(a)
 		}
 	}
 	return strings.Join(out, " ")
 }
 
-// keys shows a key list.
-func keys(ks []string, note string) string {
+// Keys shows a key list, safe for a terminal.
+func Keys(ks []string, note string) string {
 	if len(ks) == 0 {
 		return "-"
 	}
-	return strings.Join(ks, ", ") + note
+	return termsafe.Line(strings.Join(ks, ", ")) + note
 }
 
-// writeShow writes show's text.
-func writeShow(w io.Writer, r composition.Result, signIn string) {
-	why, fix := explain(r)
-	state := string(r.State)
-	if r.Reason != "" {
-		state += " (" + r.Reason + ")"
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
 	}
-	fmt.Fprintf(w, "%s: %s\n", r.Name, state)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "  %s\t%s\n", k, v) }
-	row("why", why)
-	if fix != "" {
-		row("fix", fix)
-	}
-	if r.Origin != "" {
-		row("source", string(r.Tier)+" "+r.Origin)
-	} else {
-		row("source", string(r.Tier))
-	}
-	switch signIn {
-	case "":
-	case string(oauth.SignedOut):
-		row("sign-in", signIn+` (sign in with "mcpward login `+r.Name+`")`)
-	default:
-		row("sign-in", signIn)
-	}
-	for _, c := range r.Contenders {
-		row("contender", string(c.Tier)+" "+c.Origin)
-	}
-	for _, s := range r.Shadowed {
-		row("shadows", string(s.Tier)+" "+s.Origin+" (not used)")
-	}
-	if r.DisabledBy != nil {
-		row("disabled by", string(r.DisabledBy.Tier)+" "+r.DisabledBy.Origin)
-	}
-	if r.Field != "" {
-		row("field", r.Field)
-	}
-	if len(r.Missing) > 0 {
-		row("missing", strings.Join(r.Missing, ", "))
-	}
-	if len(r.Mismatch) > 0 {
-		row("changed", strings.Join(r.Mismatch, ", "))
-	}
-	if p := r.Projection; p != nil {
-		row("transport", string(p.Transport))
-		if p.Command != "" {
-			row("command", p.Command)
-		}
-		if len(p.Args) > 0 {
-			row("args", quoteArgs(p.Args))
-		}
-		if p.Cwd != "" {
-			row("cwd", p.Cwd)
-		}
-		if p.URL != "" {
-			row("url", p.URL)
-		}
-		row("endpoint", dash(p.Endpoint))
-		row("env keys", keys(p.EnvKeys, " (values never shown)"))
-		row("header keys", keys(p.HeaderKeys, " (values never shown)"))
-		if len(p.HeadersHelper) > 0 {
-			row("headers helper", quoteArgs(p.HeadersHelper))
-		}
-		if o := p.OAuth; o != nil {
-			row("oauth", fmt.Sprintf("client %s, scopes %s, callback port %d", dash(o.ClientID), dash(strings.Join(o.Scopes, " ")), o.CallbackPort))
-		}
-		if p.RequiresTrustedWorkspace {
-			row("requires", "a trusted workspace")
-		}
-	}
-	row("fingerprint", dash(r.Fingerprint))
-	if r.Identity.Repository != "" {
-		row("repository", r.Identity.Repository)
-	}
-	_ = tw.Flush()
+	return "s"
 }
 
-// writeApproved writes approve's text.
-func writeApproved(w io.Writer, ap ports.Approval, r composition.Result) {
-	id := ap.Identity
-	fmt.Fprintf(w, "approved %s (%s %s)\n", id.ServerID, id.Tier, id.Origin)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  fingerprint\t%s\n", id.Fingerprint)
-	fmt.Fprintf(tw, "  endpoint\t%s\n", id.Security)
-	fmt.Fprintf(tw, "  repository\t%s\n", id.Repository)
-	_ = tw.Flush()
-	if r.Usable() {
-		fmt.Fprintf(w, "%s is now allowed (%s)\n", r.Name, r.Reason)
-		return
-	}
-	why, fix := explain(r)
-	fmt.Fprintf(w, "%s is still %s (%s): %s\n", r.Name, r.State, r.Reason, why)
-	if fix != "" {
-		fmt.Fprintf(w, "  fix: %s\n", fix)
-	}
-}
-
-// explain says, in words, why r is or is not usable, and what to do about
+// Explain says, in words, why r is or is not usable, and what to do about
 // it ("" when nothing is to be done).
-func explain(r composition.Result) (why, fix string) {
+func Explain(r composition.Result) (why, fix string) {
 	name := r.Name
 	switch r.State {
 	case composition.StateAllowed:
@@ -328,7 +283,7 @@ func explainDenied(r composition.Result) (why, fix string) {
 		return "the workspace's repository is unknown, so no approval can be bound to it",
 			"run mcpward inside the workspace's directory"
 	case activation.ReasonApprovalsUnavailable, activation.ReasonAuditUnavailable, activation.ReasonWorkspaceFactsUnavailable,
-		"workspace_generation_unavailable":
+		app.ReasonGenerationUnavailable:
 		return "mcpward could not read or write its state directory, so nothing from this tier can be allowed",
 			"check the --state-dir directory (mode 0700, owned by you); \"mcpward doctor\" probes it"
 	default:
@@ -390,8 +345,8 @@ func explainUnresolved(r composition.Result) (why, fix string) {
 	}
 }
 
-// explainProblem explains a source problem.
-func explainProblem(p definition.SourceProblem) (why, fix string) {
+// ExplainProblem explains a source problem.
+func ExplainProblem(p definition.SourceProblem) (why, fix string) {
 	switch p.Kind {
 	case definition.ProblemUnreadable:
 		why, fix = "the file cannot be read", "make sure it exists and is a readable file (a file named by a flag must exist)"
@@ -410,4 +365,22 @@ func explainProblem(p definition.SourceProblem) (why, fix string) {
 		why += "; because a managed file is unusable, every server from a lower tier is blocked"
 	}
 	return why, fix
+}
+
+// Hint is what a failure line adds for a reason the user can fix with one
+// command ("" for any other reason).
+func Hint(name, reason string) string {
+	if reason == oauth.ReasonSignInRequired {
+		return `; sign in with "mcpward login ` + termsafe.Line(name) + `"`
+	}
+	return ""
+}
+
+// Elapsed shows a duration for people: tenths of a second below a minute
+// ("0.4s", "30.1s"), whole seconds above ("1m5s").
+func Elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
 }

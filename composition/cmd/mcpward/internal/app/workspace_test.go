@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -110,7 +110,7 @@ func TestWorkspaceGeneration(t *testing.T) {
 
 	// Another run on the same workspace sees the same generation; another
 	// workspace gets its own.
-	again, err := newWorkspace(ws.root, state, false).Facts(context.Background())
+	again, err := newWorkspace(ws.Root, state, false).Facts(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, f.Generation, again.Generation)
 	assert.False(t, again.Trusted)
@@ -120,6 +120,6 @@ func TestWorkspaceGeneration(t *testing.T) {
 
 	// A corrupt generation file fails closed.
 	require.NoError(t, os.WriteFile(ws.generationFile(), []byte("not hex!"), 0o600))
-	_, err = newWorkspace(ws.root, state, false).Facts(context.Background())
-	assert.ErrorContains(t, err, reasonGenerationUnavailable)
+	_, err = newWorkspace(ws.Root, state, false).Facts(context.Background())
+	assert.ErrorContains(t, err, ReasonGenerationUnavailable)
 }

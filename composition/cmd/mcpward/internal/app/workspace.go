@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bufio"
@@ -23,20 +23,22 @@ import (
 // generation file per workspace root.
 const workspacesDir = "workspaces"
 
-// reasonGenerationUnavailable is the reason of the refusal Facts returns
+// ReasonGenerationUnavailable is the reason of the refusal Facts returns
 // when the workspace generation cannot be read or created.
-const reasonGenerationUnavailable = "workspace_generation_unavailable"
+const ReasonGenerationUnavailable = "workspace_generation_unavailable"
 
-// workspace is the CLI's ports.WorkspaceTrust: the repository identity of
+// Workspace is the CLI's ports.WorkspaceTrust: the repository identity of
 // the working directory, the generation kept in the state directory, and
-// trust only when --trust-workspace is given.
-type workspace struct {
-	// root is the git root, or the working directory outside git.
-	root string
-	// repository is the repository identity (see repositoryOf).
-	repository string
-	trusted    bool
-	stateDir   string
+// trust only when --trust-workspace is given. Facts is safe for concurrent
+// use; the fields are read-only.
+type Workspace struct {
+	// Root is the git root, or the working directory outside git.
+	Root string
+	// Repository is the repository identity (see repositoryOf).
+	Repository string
+	// Trusted is --trust-workspace.
+	Trusted  bool
+	stateDir string
 
 	once sync.Once
 	gen  string
@@ -44,32 +46,32 @@ type workspace struct {
 }
 
 // newWorkspace describes the workspace of cwd.
-func newWorkspace(cwd, stateDir string, trusted bool) *workspace {
+func newWorkspace(cwd, stateDir string, trusted bool) *Workspace {
 	root, repo := repositoryOf(cwd)
-	return &workspace{root: root, repository: repo, trusted: trusted, stateDir: stateDir}
+	return &Workspace{Root: root, Repository: repo, Trusted: trusted, stateDir: stateDir}
 }
 
 // Facts implements ports.WorkspaceTrust.
-func (w *workspace) Facts(ctx context.Context) (ports.WorkspaceFacts, error) {
+func (w *Workspace) Facts(ctx context.Context) (ports.WorkspaceFacts, error) {
 	w.once.Do(func() { w.gen, w.err = w.generation() })
 	if w.err != nil {
 		return ports.WorkspaceFacts{}, w.err
 	}
-	return ports.WorkspaceFacts{Trusted: w.trusted, Repository: w.repository, Generation: w.gen}, nil
+	return ports.WorkspaceFacts{Trusted: w.Trusted, Repository: w.Repository, Generation: w.gen}, nil
 }
 
 // generationFile is the file holding the generation of w's root.
-func (w *workspace) generationFile() string {
-	sum := sha256.Sum256([]byte(w.root))
+func (w *Workspace) generationFile() string {
+	sum := sha256.Sum256([]byte(w.Root))
 	return filepath.Join(w.stateDir, workspacesDir, hex.EncodeToString(sum[:16]))
 }
 
 // generation returns the generation of w's root, creating it (a random id)
 // when there is none. Concurrent first runs agree: the file is created
 // whole with a hard link that fails when another run created it first.
-func (w *workspace) generation() (string, error) {
+func (w *Workspace) generation() (string, error) {
 	fail := func(detail string) (string, error) {
-		return "", &refusal.Error{Class: refusal.Internal, Reason: reasonGenerationUnavailable, Detail: detail}
+		return "", &refusal.Error{Class: refusal.Internal, Reason: ReasonGenerationUnavailable, Detail: detail}
 	}
 	path := w.generationFile()
 	if gen, err := readGeneration(path); err == nil {

@@ -1,7 +1,8 @@
-package main
+package view
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -22,10 +23,19 @@ func TestExplainAuthRefusals(t *testing.T) {
 	} {
 		t.Run(reason, func(t *testing.T) {
 			r := composition.Result{Name: "svc", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"}
-			why, fix := explain(r)
+			why, fix := Explain(r)
 			assert.NotContains(t, why, "("+reason+")", "a specific explanation, not the generic one")
 			assert.NotEqual(t, generic(r), fix)
 			assert.NotEmpty(t, fix)
 		})
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0.0s", 299 * time.Millisecond: "0.3s", 30*time.Second + 120*time.Millisecond: "30.1s",
+		65 * time.Second: "1m5s", 10 * time.Minute: "10m0s",
+	} {
+		assert.Equal(t, want, Elapsed(d), d.String())
 	}
 }

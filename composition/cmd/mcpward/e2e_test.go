@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -21,6 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var binary string
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as a tiny stdio MCP server when a test's
+	// configuration runs it with a testserver mode.
+	testserver.Main()
 	flag.Parse()
 	// Nothing here may reach a real session bus or keychain.
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")

@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/root"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/interrupt"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 )
 
@@ -29,12 +31,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mcpward: the working directory cannot be read")
 		os.Exit(cmdutil.ExitFailure)
 	}
-	f := cmdutil.New(iostreams.System(), app.Env{
+	ios := iostreams.System()
+	f := cmdutil.New(ios, app.Env{
 		Lookup:      os.LookupEnv,
 		Cwd:         cwd,
 		ManagedPath: app.DefaultManagedPath,
 	}, clock.Real())
-	os.Exit(root.Main(context.Background(), f, os.Args[1:], buildVersion(version, debug.ReadBuildInfo)))
+	// The first SIGINT, SIGTERM or SIGHUP cancels the run: the command
+	// returns, its fleet closes (ending every server's process group) and
+	// mcpward exits 128+signal. A second one kills the servers at once and
+	// exits.
+	h := interrupt.Notify(context.Background(),
+		func(sig os.Signal) {
+			fmt.Fprintf(ios.ErrOut, "mcpward: %s: stopping the servers (again to stop at once)\n", signalName(sig))
+		},
+		func(sig os.Signal) {
+			interrupt.KillChildren()
+			os.Exit(interrupt.ExitCode(sig))
+		},
+		interrupt.Signals...)
+	code := root.Main(h.Context(), f, os.Args[1:], buildVersion(version, debug.ReadBuildInfo))
+	if sig := h.Signal(); sig != nil {
+		code = interrupt.ExitCode(sig)
+	}
+	h.Stop()
+	os.Exit(code)
+}
+
+// signalName is "interrupted" for SIGINT, else the signal's own words.
+func signalName(sig os.Signal) string {
+	if sig == syscall.SIGINT {
+		return "interrupted"
+	}
+	return sig.String()
 }
 
 // buildVersion is v when set; otherwise the main module's version from the

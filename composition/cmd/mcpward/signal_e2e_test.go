@@ -151,6 +151,12 @@ func TestSignals(t *testing.T) {
 				under = descendants(cmd.Process.Pid)
 				return len(under) >= 2*tt.up
 			}, 30*time.Second, 20*time.Millisecond, "the servers never started: %s", stderr.String())
+			if tt.args[0] == "tools" {
+				// Progress says a server is connecting when it starts, not
+				// only when it is done.
+				require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "connecting a…\n") },
+					10*time.Second, 20*time.Millisecond, stderr.String())
+			}
 			if tt.args[0] == "call" {
 				// The call is sent once the server is connected; give it a
 				// moment to be in flight.

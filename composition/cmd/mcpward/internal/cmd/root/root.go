@@ -27,10 +27,15 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 )
 
+func init() {
+	// Commands are listed in the order they are added (the order of a
+	// session: look, approve, connect, call), not alphabetically.
+	cobra.EnableCommandSorting = false
+}
+
 // NewCmdRoot returns the mcpward command with every command under it, its
 // global flags bound to f.Globals. version is what --version prints.
 func NewCmdRoot(f *cmdutil.Factory, version string) *cobra.Command {
-	cobra.EnableCommandSorting = false
 	cmd := &cobra.Command{
 		Use:   "mcpward <command> [flags]",
 		Short: "Show, approve, connect and call the MCP servers your configuration defines",

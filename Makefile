@@ -18,8 +18,9 @@ BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
 # Every module of go.work. The keychain adapter runs apart (it needs a
-# Secret Service session).
-MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition
+# Secret Service session). composition/cmd/mcpward is the CLI, a module of
+# its own (the only one that depends on cobra).
+MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition composition/cmd/mcpward
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 .PHONY: test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
@@ -93,7 +94,7 @@ fuzz:
 demo:
 	@mkdir -p bin
 	@cd examples && $(GO) build -o ../bin/example-server ./server
-	@cd composition && $(GO) build -o ../bin/mcpward ./cmd/mcpward
+	@cd composition/cmd/mcpward && $(GO) build -o ../../../bin/mcpward .
 	@./bin/mcpward demo --server ./bin/example-server
 
 wire:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,13 +48,39 @@ func TestDependencyRule(t *testing.T) {
 	}
 }
 
+// cliModule is the CLI's module: the only one that may use cobra.
+const cliModule = "composition/cmd/mcpward"
+
+// cliAdapters are the adapters the CLI may import: those composition
+// exposes types and reason words of.
+var cliAdapters = []string{"adapters/httptransport", "adapters/oauth", "adapters/stdiotransport"}
+
+// isCobra reports whether dep is cobra or its flag package.
+func isCobra(dep string) bool {
+	return strings.HasPrefix(dep, "github.com/spf13/cobra") || strings.HasPrefix(dep, "github.com/spf13/pflag")
+}
+
+// within reports whether rel is the package p or one under it.
+func within(rel, p string) bool { return rel == p || strings.HasPrefix(rel, p+"/") }
+
 // violation returns why module mod may not depend on package dep, or "".
 // direct says dep is imported by one of mod's own packages (not only
 // reached through another package).
 func violation(mod, dep string, direct bool) string {
 	own := strings.HasPrefix(dep, modPrefix)
 	rel := strings.TrimPrefix(dep, modPrefix)
+	if isCobra(dep) && mod != cliModule {
+		return "only the CLI (" + cliModule + ") uses cobra: a host importing composition never gets it"
+	}
 	switch {
+	case mod == cliModule:
+		if own && direct && !within(rel, cliModule) && !within(rel, "composition") && !within(rel, "core") &&
+			!within(rel, "ports") && !slices.ContainsFunc(cliAdapters, func(a string) bool { return within(rel, a) }) {
+			return "the CLI imports composition, core, ports and " + strings.Join(cliAdapters, ", ") + " only"
+		}
+		if direct && !own && !isCobra(dep) {
+			return "the CLI's only third-party import is cobra (and its pflag)"
+		}
 	case mod == "ports":
 		if !(own && (rel == "ports" || strings.HasPrefix(rel, "ports/"))) {
 			return "ports may import only the standard library"
@@ -107,11 +134,60 @@ func TestViolationRules(t *testing.T) {
 		{"examples", modPrefix + "ports", false, true},
 		{"examples", modPrefix + "examples/server", true, false},
 		{"adapters/mcpsession", modPrefix + "adapters/httptransport", false, true},
+		{cliModule, "github.com/spf13/cobra", true, false},
+		{cliModule, "github.com/spf13/pflag", true, false},
+		{cliModule, modPrefix + "composition", true, false},
+		{cliModule, modPrefix + cliModule + "/internal/termsafe", true, false},
+		{cliModule, modPrefix + "core/refusal", true, false},
+		{cliModule, modPrefix + "ports", true, false},
+		{cliModule, modPrefix + "adapters/oauth", true, false},
+		{cliModule, modPrefix + "adapters/stdiotransport", true, false},
+		{cliModule, modPrefix + "adapters/mcpsession", true, true},
+		{cliModule, modPrefix + "adapters/mcpsession", false, false},
+		{cliModule, modPrefix + "adapters/filestore", true, true},
+		{cliModule, modPrefix + "conformance", true, true},
+		{cliModule, modPrefix + "ports/portstest", true, true},
+		{cliModule, "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{cliModule, "github.com/modelcontextprotocol/go-sdk/mcp", false, false},
+		{cliModule, "golang.org/x/term", true, true},
+		{cliModule, "golang.org/x/term", false, false},
+		{"composition", "github.com/spf13/cobra", false, true},
+		{"composition", "github.com/spf13/pflag", true, true},
+		{"core", "github.com/spf13/cobra/doc", false, true},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s->%s/direct=%v", c.mod, c.dep, c.direct), func(t *testing.T) {
 			require.Equal(t, c.bad, violation(c.mod, c.dep, c.direct) != "")
 		})
+	}
+}
+
+// TestNoCobraInLibraryModuleGraphs: the module graph of every module but
+// the CLI's, as a host sees it (GOWORK=off, its own go.mod), holds no
+// cobra: importing composition never brings the CLI's dependencies along.
+func TestNoCobraInLibraryModuleGraphs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	mods := modules(t, root)
+	require.Contains(t, mods, "composition")
+	require.Contains(t, mods, cliModule)
+	for _, mod := range mods {
+		cmd := exec.Command("go", "list", "-m", "all")
+		cmd.Dir = filepath.Join(root, mod)
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go list -m all in %s: %s", mod, out)
+		has := strings.Contains(string(out), "github.com/spf13/cobra ")
+		if mod == cliModule {
+			require.True(t, has, "the check looks at real graphs: the CLI's holds cobra")
+			continue
+		}
+		if has {
+			t.Errorf("module %s has cobra in its module graph", mod)
+		}
 	}
 }
 

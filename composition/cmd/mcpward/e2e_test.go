@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -21,6 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var binary string
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as a tiny stdio MCP server when a test's
+	// configuration runs it with a testserver mode.
+	testserver.Main()
 	flag.Parse()
 	// Nothing here may reach a real session bus or keychain.
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")
@@ -180,7 +185,11 @@ func TestCLI(t *testing.T) {
 		setup func(t *testing.T)
 	}{
 		{name: "help", args: []string{"-h"}},
-		{name: "usage_no_command", args: nil, code: 2},
+		{name: "help_call", args: []string{"help", "call"}},
+		{name: "help_tools_flag", args: []string{"tools", "--help"}},
+		{name: "usage_suggestion", args: []string{"lsit"}, code: 2},
+		{name: "usage_help_topic", args: []string{"help", "nope"}, code: 2},
+		{name: "no_command", args: nil},
 		{name: "usage_unknown_command", args: []string{"frobnicate"}, code: 2},
 		{name: "usage_missing_name", args: []string{"show"}, code: 2},
 		{name: "usage_bad_profile", args: []string{"--profile", "cloud", "list"}, code: 2},

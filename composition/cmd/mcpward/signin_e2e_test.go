@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 )
 
 // TestCLISignIn runs login and logout where they need no network: the
@@ -63,8 +65,8 @@ func TestCLISignIn(t *testing.T) {
 	t.Run("logout --json", func(t *testing.T) {
 		r := w.run(t, "logout", "signin", "--json")
 		require.Equal(t, 0, r.code, r.stderr)
-		var got signInJSON
+		var got view.SignIn
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
-		assert.Equal(t, signInJSON{Name: "signin", State: "signed_out"}, got)
+		assert.Equal(t, view.SignIn{Name: "signin", State: "signed_out"}, got)
 	})
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 )
 
 // exampleServer builds ../../../examples/server once, next to the CLI
@@ -159,7 +161,7 @@ func TestToolsAndCallHTTP(t *testing.T) {
 	}, "REMOTE_KEY=cnry-remote-key-1")
 	r := w.run(t, "tools")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "connecting remote… connected (4 tools)")
+	assert.Contains(t, r.stderr, "remote: connected (4 tools)")
 	assert.Contains(t, r.stdout, "remote: connected\n")
 	assert.Contains(t, r.stdout, "mcp__remote__echo")
 
@@ -183,9 +185,9 @@ func TestToolsAndCallHTTP(t *testing.T) {
 
 	r = w.run(t, "call", "remote", "word_count", "--args", `{"text":"one two three"}`, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var c callJSON
+	var c view.Call
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-	assert.Equal(t, callJSON{Server: "remote", Tool: "word_count", Content: c.Content}, c)
+	assert.Equal(t, view.Call{Server: "remote", Tool: "word_count", Content: c.Content}, c)
 	assert.Contains(t, string(c.Content), `"3"`)
 
 	r = w.run(t, "call", "remote", "add", "--args", `{"a":"x","b":1}`)
@@ -205,7 +207,7 @@ func TestDemoWithExampleServer(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
 	for _, want := range []string{
 		"$ mcpward approve example\napproved example",
-		"connecting example… connected (4 tools)",
+		"example: connected (4 tools)",
 		"mcp__example__echo",
 		"$ mcpward call example echo --args '{\"text\":\"hello from mcpward\"}'\nhello from mcpward\n",
 		"\"text\": \"5\"",
@@ -325,13 +327,13 @@ func TestEverything(t *testing.T) {
 				p := []string{"--profile", profile}
 				r := w.run(t, append(p, "tools", server)...)
 				require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
-				assert.Contains(t, r.stderr, "connecting "+server+"… connected (")
+				assert.Contains(t, r.stderr, server+": connected (")
 				assert.Contains(t, r.stdout, "mcp__"+server+"__echo")
 				assert.Contains(t, r.stdout, "mcp__"+server+"__get-sum")
 
 				r = w.run(t, append(p, "tools", server, "--json")...)
 				require.Equal(t, 0, r.code, r.stderr)
-				var got []toolsJSON
+				var got []view.ServerTools
 				require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 				require.Len(t, got, 1)
 				assert.Equal(t, "connected", got[0].State)
@@ -343,7 +345,7 @@ func TestEverything(t *testing.T) {
 
 				r = w.run(t, append(p, "call", server, "get-sum", "--args", `{"a":2,"b":3}`, "--json")...)
 				require.Equal(t, 0, r.code, r.stderr)
-				var c callJSON
+				var c view.Call
 				require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
 				assert.False(t, c.IsError)
 				assert.Contains(t, string(c.Content), "5")
@@ -361,7 +363,7 @@ func TestEverything(t *testing.T) {
 				assert.Contains(t, r.stderr, server+" get-resource-reference returned an error result")
 				r = w.run(t, append(p, "call", server, "get-resource-reference", "--args", `{"resourceId":-1}`, "--json")...)
 				assert.Equal(t, 1, r.code, r.stderr)
-				c = callJSON{}
+				c = view.Call{}
 				require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
 				assert.True(t, c.IsError)
 			})

@@ -1,0 +1,167 @@
+// Package app is one run's view of the person's machine: the
+// configuration files located and read, the state directory, the
+// workspace, and the composition.Host of the chosen profile built over
+// them. Commands get an App from the factory, built on first use.
+package app
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// Actor is the label of the grants and revokes the CLI records.
+const Actor = "cli"
+
+// The deployment profiles.
+const (
+	ProfileHeadless = "headless"
+	ProfileDesktop  = "desktop"
+)
+
+// DefaultManagedPath is the default managed configuration file.
+const DefaultManagedPath = "/etc/mcpward/managed-mcp.json"
+
+// Path is a path flag that remembers whether it was given.
+type Path struct {
+	Value string
+	Set   bool
+}
+
+// Options are the global flags that shape an App.
+type Options struct {
+	// Managed and Plugins are the --managed and --plugin files.
+	Managed, Plugins []string
+	// Local, Project and User are --local, --project and --user.
+	Local, Project, User Path
+	// StateDir is --state-dir.
+	StateDir Path
+	// Profile is ProfileHeadless or ProfileDesktop.
+	Profile string
+	// TrustWorkspace is --trust-workspace.
+	TrustWorkspace bool
+	// AllowHelpers are the headersHelper command lines allowed to run
+	// (--allow-header-helper).
+	AllowHelpers [][]string
+}
+
+// Env is what a run sees of its process besides its streams.
+type Env struct {
+	// Lookup reads the environment: ${VAR} values and the XDG locations.
+	Lookup func(string) (string, bool)
+	// Cwd is the working directory (absolute).
+	Cwd string
+	// ManagedPath is the default managed configuration file.
+	ManagedPath string
+}
+
+// ErrNoStateDir is New's error when no state directory is known: no
+// --state-dir, and neither XDG_STATE_HOME nor HOME is set.
+var ErrNoStateDir = errors.New("no state directory: set --state-dir, XDG_STATE_HOME or HOME")
+
+// App is one run: the sources, the state directory, the workspace and the
+// Host. Its methods are safe for concurrent use as the Host's are.
+type App struct {
+	Options Options
+	Env     Env
+	// Sources are every configuration file looked at, highest tier first.
+	Sources  []Source
+	StateDir string
+	// Workspace is the run's workspace (the Host's WorkspaceTrust).
+	Workspace *Workspace
+	// Host is nil when it could not be built; HostErr says why.
+	Host    *composition.Host
+	HostErr error
+	cleanup func()
+}
+
+// New reads the sources of o and builds the Host of o's profile. It fails
+// only with ErrNoStateDir; a Host that cannot be built is reported in
+// HostErr (doctor explains it; every other command fails with it).
+func New(o Options, e Env) (*App, error) {
+	a := &App{Options: o, Env: e, cleanup: func() {}}
+	a.StateDir = o.StateDir.Value
+	if !o.StateDir.Set {
+		a.StateDir = DefaultStateDir(e)
+	} else if !filepath.IsAbs(a.StateDir) {
+		a.StateDir = filepath.Join(e.Cwd, a.StateDir)
+	}
+	if a.StateDir == "" {
+		return nil, ErrNoStateDir
+	}
+	a.Sources = load(locate(o, e))
+	a.Workspace = newWorkspace(e.Cwd, a.StateDir, o.TrustWorkspace)
+	// Stdio servers run under the workspace root with the usual baseline
+	// of this process's environment (HOME, PATH, USER, ...).
+	cfg := composition.Config{
+		Lookup: e.Lookup, Actor: Actor, Authority: composition.NewEnvAuthority(a.Workspace.Root), OAuth: &composition.OAuthConfig{},
+		HelperAllowList: o.AllowHelpers, HelperEnv: helperEnv(e.Lookup),
+	}
+	var (
+		h       *composition.Host
+		cleanup func()
+		err     error
+	)
+	if o.Profile == ProfileDesktop {
+		h, cleanup, err = composition.Desktop(composition.StateDir(a.StateDir), nil, a.Workspace, cfg)
+	} else {
+		h, cleanup, err = composition.Headless(composition.StateDir(a.StateDir), a.Workspace, cfg)
+	}
+	if err != nil {
+		a.HostErr = err
+		return a, nil
+	}
+	a.Host, a.cleanup = h, cleanup
+	return a, nil
+}
+
+// Close releases the Host's stores. It is idempotent.
+func (a *App) Close() {
+	a.cleanup()
+	a.cleanup = func() {}
+}
+
+// LibrarySources are the sources to hand to the library: every one that is
+// not absent.
+func (a *App) LibrarySources() []definition.Source { return librarySources(a.Sources) }
+
+// Evaluate runs the whole flow over the sources. The Host must be built.
+func (a *App) Evaluate(ctx context.Context) composition.Evaluation {
+	return a.Host.Evaluate(ctx, a.LibrarySources())
+}
+
+// SignInState is the sign-in state word of r when it is an OAuth server
+// ("" otherwise), read from the token store without any request; a store
+// that cannot say is "unknown (REASON)".
+func (a *App) SignInState(ctx context.Context, r composition.Result) string {
+	if r.Auth != composition.AuthOAuth {
+		return ""
+	}
+	st, err := a.Host.SignInState(ctx, a.LibrarySources(), r.Name)
+	if err != nil {
+		return "unknown (" + refusal.ReasonOf(err) + ")"
+	}
+	return string(st)
+}
+
+// SignedIn is the sign-in state word of a server with a stored credential.
+const SignedIn = string(oauth.SignedIn)
+
+// helperEnv is the whole environment of a header helper: the baseline a
+// stdio server gets (HOME, PATH, USER and the like), from lookup.
+func helperEnv(lookup func(string) (string, bool)) []string {
+	base := stdiotransport.DefaultBaseline(lookup)
+	env := make([]string, 0, len(base))
+	for _, k := range slices.Sorted(maps.Keys(base)) {
+		env = append(env, k+"="+base[k])
+	}
+	return env
+}

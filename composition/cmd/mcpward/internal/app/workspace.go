@@ -1,0 +1,281 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// workspacesDir is the subdirectory of the state directory holding one
+// generation file per workspace root.
+const workspacesDir = "workspaces"
+
+// ReasonGenerationUnavailable is the reason of the refusal Facts returns
+// when the workspace generation cannot be read or created.
+const ReasonGenerationUnavailable = "workspace_generation_unavailable"
+
+// Workspace is the CLI's ports.WorkspaceTrust: the repository identity of
+// the working directory, the generation kept in the state directory, and
+// trust only when --trust-workspace is given. Facts is safe for concurrent
+// use; the fields are read-only.
+type Workspace struct {
+	// Root is the git root, or the working directory outside git.
+	Root string
+	// Repository is the repository identity (see repositoryOf).
+	Repository string
+	// Trusted is --trust-workspace.
+	Trusted  bool
+	stateDir string
+
+	once sync.Once
+	gen  string
+	err  error
+}
+
+// newWorkspace describes the workspace of cwd.
+func newWorkspace(cwd, stateDir string, trusted bool) *Workspace {
+	root, repo := repositoryOf(cwd)
+	return &Workspace{Root: root, Repository: repo, Trusted: trusted, stateDir: stateDir}
+}
+
+// Facts implements ports.WorkspaceTrust.
+func (w *Workspace) Facts(ctx context.Context) (ports.WorkspaceFacts, error) {
+	w.once.Do(func() { w.gen, w.err = w.generation() })
+	if w.err != nil {
+		return ports.WorkspaceFacts{}, w.err
+	}
+	return ports.WorkspaceFacts{Trusted: w.Trusted, Repository: w.Repository, Generation: w.gen}, nil
+}
+
+// generationFile is the file holding the generation of w's root.
+func (w *Workspace) generationFile() string {
+	sum := sha256.Sum256([]byte(w.Root))
+	return filepath.Join(w.stateDir, workspacesDir, hex.EncodeToString(sum[:16]))
+}
+
+// generation returns the generation of w's root, creating it (a random id)
+// when there is none. Concurrent first runs agree: the file is created
+// whole with a hard link that fails when another run created it first.
+func (w *Workspace) generation() (string, error) {
+	fail := func(detail string) (string, error) {
+		return "", &refusal.Error{Class: refusal.Internal, Reason: ReasonGenerationUnavailable, Detail: detail}
+	}
+	path := w.generationFile()
+	if gen, err := readGeneration(path); err == nil {
+		return gen, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fail("generation file unreadable")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fail("workspaces directory cannot be created")
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fail("no randomness")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return fail("generation file cannot be created")
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(hex.EncodeToString(b[:]) + "\n")
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return fail("generation file cannot be written")
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fail("generation file cannot be created")
+	}
+	gen, err := readGeneration(path)
+	if err != nil {
+		return fail("generation file unreadable")
+	}
+	return gen, nil
+}
+
+// readGeneration reads a generation file: one line of lowercase hex.
+func readGeneration(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	gen := strings.TrimSpace(string(data))
+	if len(gen) == 0 || len(gen) > 64 || strings.Trim(gen, "0123456789abcdef") != "" {
+		return "", errors.New("malformed generation")
+	}
+	return gen, nil
+}
+
+// repositoryOf returns the workspace root of cwd and its repository
+// identity: the canonical "origin" remote (else the first remote by name)
+// of the git repository holding cwd, with userinfo, query and fragment
+// removed; file://ROOT for a git repository without a usable remote; and
+// file://CWD with root cwd outside git.
+func repositoryOf(cwd string) (root, repository string) {
+	root, gitDir, ok := findGit(cwd)
+	if !ok {
+		return cwd, "file://" + filepath.ToSlash(cwd)
+	}
+	if remote := canonicalRemote(readRemote(gitConfigPath(gitDir)), root); remote != "" {
+		return root, remote
+	}
+	return root, "file://" + filepath.ToSlash(root)
+}
+
+// findGit walks up from dir to the nearest directory holding .git and
+// returns it with its git directory (following a "gitdir:" file).
+func findGit(dir string) (root, gitDir string, ok bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".git")
+		fi, err := os.Stat(p)
+		if err == nil {
+			if fi.IsDir() {
+				return d, p, true
+			}
+			if data, err := os.ReadFile(p); err == nil {
+				if g, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:"); found {
+					g = strings.TrimSpace(g)
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(d, g)
+					}
+					return d, filepath.Clean(g), true
+				}
+			}
+			return d, "", true
+		}
+		if filepath.Dir(d) == d {
+			return "", "", false
+		}
+	}
+}
+
+// gitConfigPath returns the config file of a git directory, following
+// "commondir" for a linked worktree.
+func gitConfigPath(gitDir string) string {
+	if gitDir == "" {
+		return ""
+	}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		return filepath.Join(c, "config")
+	}
+	return filepath.Join(gitDir, "config")
+}
+
+// readRemote returns the url of the "origin" remote of a git config file,
+// else of the first remote by name, else "".
+func readRemote(configPath string) string {
+	if configPath == "" {
+		return ""
+	}
+	f, err := os.Open(configPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	urls := map[string]string{}
+	remote, inRemote := "", false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			remote, inRemote = parseRemoteSection(line)
+			continue
+		}
+		if !inRemote {
+			continue
+		}
+		k, v, found := strings.Cut(line, "=")
+		if !found || !strings.EqualFold(strings.TrimSpace(k), "url") {
+			continue
+		}
+		if _, seen := urls[remote]; !seen {
+			urls[remote] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	if u, ok := urls["origin"]; ok {
+		return u
+	}
+	names := make([]string, 0, len(urls))
+	for n := range urls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return urls[names[0]]
+}
+
+// parseRemoteSection parses a section header; it reports the remote name
+// for [remote "NAME"].
+func parseRemoteSection(line string) (string, bool) {
+	inner, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
+	if !ok {
+		return "", false
+	}
+	sect, sub, found := strings.Cut(inner, " ")
+	if !found || !strings.EqualFold(sect, "remote") {
+		return "", false
+	}
+	sub = strings.TrimSpace(sub)
+	if len(sub) < 2 || sub[0] != '"' || sub[len(sub)-1] != '"' {
+		return "", false
+	}
+	return sub[1 : len(sub)-1], true
+}
+
+// canonicalRemote returns a remote URL without anything that may be a
+// credential (userinfo, query, fragment), scheme and host lower-cased; an
+// scp-like "user@host:path" becomes "ssh://host/path"; a local path becomes
+// file://PATH (relative to root). It returns "" for what it cannot parse.
+func canonicalRemote(remote, root string) string {
+	if remote == "" {
+		return ""
+	}
+	if strings.Contains(remote, "://") {
+		u, err := url.Parse(remote)
+		if err != nil || u.Host == "" && u.Scheme != "file" {
+			return ""
+		}
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		return u.String()
+	}
+	// scp-like [user[:password]@]host:path: drop everything up to the last
+	// "@" before the first "/", so no userinfo survives.
+	scp := remote
+	if head, _, _ := strings.Cut(scp, "/"); strings.Contains(head, "@") {
+		scp = scp[strings.LastIndexByte(head, '@')+1:]
+	}
+	if hostPart, path, found := strings.Cut(scp, ":"); found && !strings.Contains(hostPart, "/") {
+		if hostPart == "" {
+			return ""
+		}
+		u := url.URL{Scheme: "ssh", Host: strings.ToLower(hostPart), Path: "/" + strings.TrimPrefix(path, "/")}
+		return u.String()
+	}
+	p := scp
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	return "file://" + filepath.ToSlash(filepath.Clean(p))
+}

@@ -1,0 +1,262 @@
+// Package doctor is "mcpward doctor": every problem found, each with its
+// fix.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// checkTimeout bounds each store probe.
+const checkTimeout = 5 * time.Second
+
+// Options are doctor's inputs.
+type Options struct {
+	IO *iostreams.IOStreams
+	// App is the factory's AppForDoctor: a Host that cannot be built is a
+	// finding, not a failure.
+	App  func() (*app.App, error)
+	JSON bool
+}
+
+// NewCmdDoctor returns the doctor command; runF, when not nil, replaces
+// Run.
+func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, App: f.AppForDoctor}
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Every problem found, each with its fix",
+		Long: `Check everything mcpward depends on and list every problem found, each with
+why it matters and how to fix it: the state directory and its stores (a
+write, a read and a delete on each; the OS keychain with --profile desktop),
+every configuration file looked at, every server that is not usable, and
+every usable OAuth server nobody is signed in to.
+
+With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
+"sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
+{"repository", "trusted"}, "findings" [{"subject", "name", "state",
+"reason", "why", "fix"}], "ok"}.
+
+Exit code 1 when a problem is found.`,
+		Example: `  $ mcpward doctor
+  $ mcpward doctor --json`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.Globals.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+}
+
+// doctorJSON is doctor --json's output.
+type doctorJSON struct {
+	Profile   string        `json:"profile"`
+	StateDir  string        `json:"stateDir"`
+	Stores    []storeJSON   `json:"stores"`
+	Sources   []sourceJSON  `json:"sources"`
+	Workspace workspaceJSON `json:"workspace"`
+	Findings  []findingJSON `json:"findings"`
+	OK        bool          `json:"ok"`
+}
+
+// storeJSON is one probed store: ok, or the reason it failed.
+type storeJSON struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// sourceJSON is one configuration file looked at.
+type sourceJSON struct {
+	Tier    ports.Tier       `json:"tier"`
+	Origin  string           `json:"origin"`
+	Status  app.SourceStatus `json:"status"`
+	Default bool             `json:"default"`
+	Problem string           `json:"problem,omitempty"`
+}
+
+// workspaceJSON is the workspace facts the CLI decided.
+type workspaceJSON struct {
+	Repository string `json:"repository"`
+	Trusted    bool   `json:"trusted"`
+}
+
+// findingJSON is one problem and its fix. Subject is "server", "source",
+// "store" or "state_dir"; Name is the server name, the source origin or
+// the store name.
+type findingJSON struct {
+	Subject string `json:"subject"`
+	Name    string `json:"name"`
+	State   string `json:"state,omitempty"`
+	Reason  string `json:"reason"`
+	Why     string `json:"why"`
+	Fix     string `json:"fix"`
+}
+
+// Run checks and reports.
+func Run(ctx context.Context, opts *Options) error {
+	a, err := opts.App()
+	if err != nil {
+		return err
+	}
+	d := doctorJSON{
+		Profile:   a.Options.Profile,
+		StateDir:  a.StateDir,
+		Stores:    []storeJSON{},
+		Sources:   []sourceJSON{},
+		Workspace: workspaceJSON{Repository: a.Workspace.Repository, Trusted: a.Workspace.Trusted},
+		Findings:  []findingJSON{},
+	}
+	if a.HostErr != nil {
+		r := view.AsRefusal(a.HostErr)
+		d.Findings = append(d.Findings, findingJSON{
+			Subject: "state_dir", Name: a.StateDir, Reason: r.Reason,
+			Why: "mcpward cannot use its state directory (" + r.Detail + ")",
+			Fix: "make it a directory owned by you with mode 0700, or choose another with --state-dir",
+		})
+	} else {
+		for _, c := range a.Host.Check(ctx, checkTimeout) {
+			s := storeJSON{Name: c.Name, OK: c.Err == nil}
+			if c.Err != nil {
+				s.Reason = view.AsRefusal(c.Err).Reason
+				d.Findings = append(d.Findings, findingJSON{
+					Subject: "store", Name: c.Name, Reason: s.Reason,
+					Why: "the " + c.Name + " store did not answer as it should (" + s.Reason + ")",
+					Fix: storeFix(a.Options.Profile, c.Name),
+				})
+			}
+			d.Stores = append(d.Stores, s)
+		}
+	}
+	for _, s := range a.Sources {
+		j := sourceJSON{Tier: s.Tier, Origin: s.Path, Status: s.Status, Default: !s.FromFlag}
+		if s.Status != app.StatusAbsent {
+			if p := definition.Decode(s.Src).Problem; p != nil {
+				j.Problem = string(p.Kind)
+				why, fix := view.ExplainProblem(*p)
+				d.Findings = append(d.Findings, findingJSON{Subject: "source", Name: string(s.Tier) + " " + s.Path, Reason: j.Problem, Why: why, Fix: fix})
+			}
+		}
+		d.Sources = append(d.Sources, j)
+	}
+	if a.Host != nil {
+		for _, r := range a.Evaluate(ctx).Servers {
+			if r.Usable() && r.Err == nil {
+				if st := a.SignInState(ctx, r); st != "" && st != app.SignedIn {
+					d.Findings = append(d.Findings, signInFinding(r.Name, st))
+				}
+				continue
+			}
+			why, fix := view.Explain(r)
+			d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: r.Name, State: string(r.State), Reason: r.Reason, Why: why, Fix: fix})
+		}
+	}
+	d.OK = len(d.Findings) == 0
+	if opts.JSON {
+		_ = jsonout.Write(opts.IO.Out, d)
+	} else {
+		write(opts.IO.Out, d)
+	}
+	if !d.OK {
+		return cmdutil.ErrSilent
+	}
+	return nil
+}
+
+// storeFix says what to do about a failing store.
+func storeFix(profile, store string) string {
+	if store == "tokens" && profile == app.ProfileDesktop {
+		return "unlock the OS keychain (Secret Service, Keychain or Credential Manager), or use --profile headless"
+	}
+	return "check the --state-dir directory (mode 0700, owned by you, not full)"
+}
+
+// write writes doctor's text.
+func write(w io.Writer, d doctorJSON) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "profile\t%s\n", d.Profile)
+	fmt.Fprintf(tw, "state dir\t%s\n", termsafe.Line(d.StateDir))
+	stores := make([]string, len(d.Stores))
+	for i, s := range d.Stores {
+		stores[i] = s.Name + " ok"
+		if !s.OK {
+			stores[i] = s.Name + " FAILED (" + s.Reason + ")"
+		}
+	}
+	if len(stores) == 0 {
+		stores = []string{"not opened"}
+	}
+	fmt.Fprintf(tw, "stores\t%s\n", strings.Join(stores, ", "))
+	trust := "not trusted (--trust-workspace trusts it)"
+	if d.Workspace.Trusted {
+		trust = "trusted (--trust-workspace)"
+	}
+	fmt.Fprintf(tw, "workspace\t%s, %s\n", termsafe.Line(d.Workspace.Repository), trust)
+	_ = tw.Flush()
+
+	fmt.Fprintln(w, "\nSources:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range d.Sources {
+		status := string(s.Status)
+		if s.Default {
+			status += " (default location)"
+		}
+		if s.Problem != "" && s.Problem != string(s.Status) {
+			status += ": " + s.Problem
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Tier, termsafe.Line(s.Origin), status)
+	}
+	_ = tw.Flush()
+
+	if d.OK {
+		fmt.Fprintln(w, "\nNo problems found.")
+		return
+	}
+	fmt.Fprintf(w, "\nFindings (%d):\n", len(d.Findings))
+	for i, f := range d.Findings {
+		head := f.Subject + " " + f.Name
+		if f.State != "" {
+			head += ": " + f.State + " (" + f.Reason + ")"
+		} else {
+			head += ": " + f.Reason
+		}
+		fmt.Fprintf(w, "%3d. %s\n     why: %s\n     fix: %s\n", i+1, termsafe.Line(head), termsafe.Line(f.Why), termsafe.Line(f.Fix))
+	}
+}
+
+// signInFinding is doctor's finding about a usable OAuth server whose
+// sign-in state st is not signed_in.
+func signInFinding(name, st string) findingJSON {
+	f := findingJSON{Subject: "server", Name: name, State: "allowed", Reason: st,
+		Fix: `run "mcpward login ` + name + `"`}
+	switch st {
+	case string(oauth.SignedOut):
+		f.Why = "the server asks for OAuth and nobody signed in to it, so connecting it fails"
+	case string(oauth.RefreshNeeded):
+		f.Why = "its access token has expired; the next connection refreshes it, or needs a new sign-in"
+		f.Fix = `nothing, if the refresh succeeds; otherwise run "mcpward login ` + name + `"`
+	default:
+		f.Why = "its stored sign-in cannot be read (" + st + ")"
+		f.Fix = `run "mcpward logout ` + name + `" to delete it, then "mcpward login ` + name + `"`
+	}
+	return f
+}

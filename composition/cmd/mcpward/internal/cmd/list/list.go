@@ -1,0 +1,105 @@
+// Package list is "mcpward list": every server the configuration defines
+// and whether it may be used.
+package list
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+)
+
+// Options are list's inputs.
+type Options struct {
+	IO   *iostreams.IOStreams
+	App  func() (*app.App, error)
+	JSON bool
+}
+
+// NewCmdList returns the list command; runF, when not nil, replaces Run
+// (tests capture the options with it).
+func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, App: f.App}
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Every server: state, tier, transport, fingerprint, reason",
+		Long: `List every server your configuration files define, with its state (allowed,
+denied, unresolved, blocked, disabled, refused), the tier and file that define
+it, its transport, the start of its fingerprint and the reason word of its
+state. Problems with the files themselves follow the table.
+
+With --json: an array of server objects, each with name, state, usable,
+reason, tier, origin, transport, fingerprint, projection (null when
+malformed), why and fix, and when they apply missing, mismatch, field,
+detail, contenders, shadowed, disabledBy, identity.
+
+Exit code 1 when activation could not decide about some server.`,
+		Example: `  $ mcpward list
+  $ mcpward list --json
+  $ mcpward --project ./other.json list`,
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.JSON = f.Globals.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+}
+
+// Run evaluates the sources and prints every server.
+func Run(ctx context.Context, opts *Options) error {
+	a, err := opts.App()
+	if err != nil {
+		return err
+	}
+	ev := a.Evaluate(ctx)
+	if opts.JSON {
+		out := make([]view.Server, len(ev.Servers))
+		for i, r := range ev.Servers {
+			out[i] = view.ToServer(r)
+		}
+		_ = jsonout.Write(opts.IO.Out, out)
+	} else {
+		Write(opts.IO.Out, ev)
+	}
+	for _, r := range ev.Servers {
+		if r.Err != nil {
+			return cmdutil.ErrSilent
+		}
+	}
+	return nil
+}
+
+// Write writes list's table and the source problems.
+func Write(w io.Writer, ev composition.Evaluation) {
+	if len(ev.Servers) == 0 {
+		fmt.Fprintln(w, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSTATE\tTIER\tTRANSPORT\tFINGERPRINT\tREASON\tORIGIN")
+		for _, r := range ev.Servers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(r.Name), r.State, view.Dash(string(r.Tier)),
+				view.Dash(string(r.Transport)), termsafe.Line(view.ShortFingerprint(r.Fingerprint)),
+				termsafe.Line(view.Dash(r.Reason)), termsafe.Line(view.Dash(r.Origin)))
+		}
+		_ = tw.Flush()
+	}
+	if len(ev.Problems) > 0 {
+		fmt.Fprintln(w, "\nSource problems (\"mcpward doctor\" explains each):")
+		for _, p := range ev.Problems {
+			fmt.Fprintf(w, "  %s %s: %s\n", p.Tier, termsafe.Line(p.Origin), p.Kind)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package login_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/login"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/logout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+func TestNewCmdLoginLogout(t *testing.T) {
+	run := cmdtest.NewWorld(t, nil).Factory(t)
+	var in *login.Options
+	require.NoError(t, cmdtest.Execute(run.F, login.NewCmdLogin(run.F, func(_ context.Context, o *login.Options) error { in = o; return nil }), "notes"))
+	assert.Equal(t, "notes", in.Name)
+	assert.Equal(t, login.DefaultTimeout, in.Timeout)
+	var out *logout.Options
+	require.NoError(t, cmdtest.Execute(run.F, logout.NewCmdLogout(run.F, func(_ context.Context, o *logout.Options) error { out = o; return nil }), "--json", "notes"))
+	assert.Equal(t, "notes", out.Name)
+	assert.True(t, out.JSON)
+	err := cmdtest.Execute(run.F, login.NewCmdLogin(run.F, nil))
+	assert.True(t, cmdutil.IsUsage(err))
+	assert.ErrorContains(t, err, "login takes 1 argument(s), got 0")
+}
+
+func TestRun(t *testing.T) {
+	w := cmdtest.NewWorld(t, map[string]string{"config/mcpward/mcp.json": `{"mcpServers": {
+  "signin": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"clientId": "cli-test"}},
+  "plain":  {"type": "http", "url": "https://plain.example.com/mcp"}
+}}`})
+	run := w.Factory(t)
+	require.NoError(t, logout.Run(context.Background(), &logout.Options{IO: run.IO, App: run.F.App, Name: "signin"}))
+	assert.Equal(t, "signed out of signin\n", run.Out.String())
+
+	run = w.Factory(t)
+	err := logout.Run(context.Background(), &logout.Options{IO: run.IO, App: run.F.App, Name: "plain"})
+	assert.Equal(t, "not_oauth", refusal.ReasonOf(err))
+	err = login.Run(context.Background(), &login.Options{IO: run.IO, App: run.F.App, Name: "ghost", Timeout: login.DefaultTimeout})
+	assert.Equal(t, "unknown_server", refusal.ReasonOf(err))
+}

@@ -1,0 +1,113 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	testserver.Main()
+	os.Exit(m.Run())
+}
+
+func TestNewCmdTools(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		names   []string
+		timeout time.Duration
+		usage   string
+	}{
+		{name: "defaults", timeout: fleet.DefaultConnectTimeout},
+		{name: "names", args: []string{"a", "b"}, names: []string{"a", "b"}, timeout: fleet.DefaultConnectTimeout},
+		{name: "timeout", args: []string{"--connect-timeout", "2m", "a"}, names: []string{"a"}, timeout: 2 * time.Minute},
+		{name: "no timeout", args: []string{"--connect-timeout=0"}, timeout: 0},
+		{name: "negative timeout", args: []string{"--connect-timeout", "-1s"}, usage: "invalid value for --connect-timeout"},
+		{name: "not a duration", args: []string{"--connect-timeout", "soon"}, usage: "takes a duration"},
+		{name: "call's flag", args: []string{"--call-timeout", "1s"}, usage: "unknown flag: --call-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := cmdtest.NewWorld(t, nil).Factory(t)
+			var got *Options
+			err := cmdtest.Execute(run.F, NewCmdTools(run.F, func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
+			if tt.usage != "" {
+				assert.True(t, cmdutil.IsUsage(err), "%v", err)
+				assert.ErrorContains(t, err, tt.usage)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.names, got.Names)
+			assert.Equal(t, tt.timeout, got.ConnectTimeout)
+		})
+	}
+}
+
+// world defines the test server (mode) as the user's server "t".
+func world(t *testing.T, mode string) *cmdtest.World {
+	return cmdtest.NewWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"t": {"command": ` + cmdtest.JSONString(cmdtest.Executable(t)) +
+			`, "env": {"` + testserver.Env + `": "` + mode + `"}}}}`,
+	})
+}
+
+func TestRunPlain(t *testing.T) {
+	run := world(t, testserver.ModeOK).Factory(t)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, ConnectTimeout: time.Minute}
+	require.NoError(t, Run(context.Background(), opts))
+	out := run.Out.String()
+	assert.Contains(t, out, "t: connected\n")
+	assert.Contains(t, out, "mcp__t__echo")
+	assert.Contains(t, out, `Returns every attack.\x1b[2J\u202e`, "a description is shown escaped")
+	assert.NotContains(t, out, "\x1b")
+	assert.Equal(t, "connecting t…\nt: connected (3 tools)\n", run.ErrOut.String())
+}
+
+func TestRunLive(t *testing.T) {
+	run := world(t, testserver.ModeOK).Factory(t)
+	run.IO.SetStderrTTY(true)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, ConnectTimeout: time.Minute}
+	require.NoError(t, Run(context.Background(), opts))
+	assert.Equal(t, "t: connected (3 tools)\n", run.ErrOut.String(), "the live block leaves only the outcome")
+	assert.Zero(t, run.Clock.Tickers(), "the redraw ticker is stopped")
+}
+
+func TestRunConnectTimeout(t *testing.T) {
+	run := world(t, testserver.ModeHangInit).Factory(t)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: clock.Real(), ConnectTimeout: 200 * time.Millisecond, JSON: true}
+	err := Run(context.Background(), opts)
+	assert.ErrorIs(t, err, cmdutil.ErrSilent)
+	// The reason is the supervisor's connect_timeout, or the session's
+	// deadline_exceeded where the supervisor passes that on.
+	assert.Regexp(t, `t: failed \(transient (connect_timeout|deadline_exceeded)\): timed out after 0\.[2-9]s \(--connect-timeout 200ms\)`, run.ErrOut.String())
+	assert.Regexp(t, `t: attempt 1 failed \(transient (connect_timeout|deadline_exceeded)\); retrying…`, run.ErrOut.String())
+	assert.Regexp(t, `"reason": "(connect_timeout|deadline_exceeded)"`, run.Out.String())
+}
+
+func TestRunCancelled(t *testing.T) {
+	run := world(t, testserver.ModeHangInit).Factory(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, opts) }()
+	require.Eventually(t, func() bool { return run.ErrOut.String() != "" }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, cmdutil.ErrCancelled)
+	case <-time.After(20 * time.Second):
+		t.Fatal("tools did not end with its context")
+	}
+	assert.Empty(t, run.Out.String(), "nothing printed once interrupted")
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package interrupt
+
+// KillChildren does nothing where the CLI cannot list its children
+// (without /proc): a forced exit leaves the servers to their own
+// stdin's end.
+func KillChildren() {}

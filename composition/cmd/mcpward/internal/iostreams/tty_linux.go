@@ -1,0 +1,5 @@
+package iostreams
+
+import "syscall"
+
+const ioctlGetTermios = syscall.TCGETS

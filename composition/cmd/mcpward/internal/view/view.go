@@ -1,0 +1,386 @@
+// Package view holds what several commands show: the stable JSON shapes
+// of servers, failures and connections, the words that explain why a
+// server is or is not usable, and the small formatting helpers of the
+// text output. Text that did not come from the CLI itself goes through
+// termsafe before it is printed.
+package view
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
+	"github.com/mcpward/mcpward/core/activation"
+	"github.com/mcpward/mcpward/core/catalog"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Server is the stable JSON shape of one server (list --json elements,
+// show --json, approve --json's "server").
+type Server struct {
+	Name        string                 `json:"name"`
+	State       composition.State      `json:"state"`
+	Usable      bool                   `json:"usable"`
+	Reason      string                 `json:"reason"`
+	Tier        ports.Tier             `json:"tier"`
+	Origin      string                 `json:"origin"`
+	Transport   definition.Kind        `json:"transport"`
+	Fingerprint string                 `json:"fingerprint"`
+	Projection  *definition.Projection `json:"projection"`
+	Why         string                 `json:"why"`
+	Fix         string                 `json:"fix"`
+	Missing     []string               `json:"missing,omitempty"`
+	Mismatch    []string               `json:"mismatch,omitempty"`
+	Field       string                 `json:"field,omitempty"`
+	Detail      string                 `json:"detail,omitempty"`
+	Contenders  []Provenance           `json:"contenders,omitempty"`
+	Shadowed    []Provenance           `json:"shadowed,omitempty"`
+	DisabledBy  *Provenance            `json:"disabledBy,omitempty"`
+	Identity    *ports.Identity        `json:"identity,omitempty"`
+	// SignIn is the sign-in state of an OAuth server (show only).
+	SignIn string `json:"signIn,omitempty"`
+}
+
+// Provenance is a tier and origin.
+type Provenance struct {
+	Tier   ports.Tier `json:"tier"`
+	Origin string     `json:"origin"`
+}
+
+// Error is the JSON shape of a failure: {"error": Error}.
+type Error struct {
+	Class  string `json:"class"`
+	Reason string `json:"reason"`
+	Server string `json:"server"`
+	Detail string `json:"detail"`
+}
+
+// ServerTools is the stable JSON shape of one server of tools --json.
+type ServerTools struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Class is the failure class ("" unless failed, or connected with a
+	// failed discovery).
+	Class       string               `json:"class"`
+	Reason      string               `json:"reason"`
+	Partial     map[string]string    `json:"partial"`
+	Stale       bool                 `json:"stale"`
+	Tools       []Tool               `json:"tools"`
+	Rejected    []catalog.Rejected   `json:"rejected"`
+	Diagnostics []catalog.Diagnostic `json:"diagnostics"`
+}
+
+// Tool is one tool of tools --json.
+type Tool struct {
+	Name        string          `json:"name"`
+	ServerTool  string          `json:"server_tool"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Call is call --json's output.
+type Call struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	IsError   bool            `json:"is_error"`
+	Truncated bool            `json:"truncated"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// SignIn is the --json output of login and logout.
+type SignIn struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+func provenances(ps []definition.Provenance) []Provenance {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]Provenance, len(ps))
+	for i, p := range ps {
+		out[i] = Provenance{Tier: p.Tier, Origin: p.Origin}
+	}
+	return out
+}
+
+// ToServer returns r's JSON shape.
+func ToServer(r composition.Result) Server {
+	why, fix := Explain(r)
+	j := Server{
+		Name:        r.Name,
+		State:       r.State,
+		Usable:      r.Usable(),
+		Reason:      r.Reason,
+		Tier:        r.Tier,
+		Origin:      r.Origin,
+		Transport:   r.Transport,
+		Fingerprint: r.Fingerprint,
+		Projection:  r.Projection,
+		Why:         why,
+		Fix:         fix,
+		Missing:     r.Missing,
+		Mismatch:    r.Mismatch,
+		Field:       r.Field,
+		Detail:      r.Detail,
+		Contenders:  provenances(r.Contenders),
+		Shadowed:    provenances(r.Shadowed),
+	}
+	if r.DisabledBy != nil {
+		j.DisabledBy = &Provenance{Tier: r.DisabledBy.Tier, Origin: r.DisabledBy.Origin}
+	}
+	if r.Identity != (ports.Identity{}) {
+		id := r.Identity
+		j.Identity = &id
+	}
+	return j
+}
+
+// ClassOf is the class word of r, "" when r has no failure.
+func ClassOf(r composition.ServerResult) string {
+	if r.State == composition.StateFailed || r.State == composition.StateConnected && r.Reason != "" {
+		return r.Class.String()
+	}
+	return ""
+}
+
+// ToServerTools returns r's tools --json shape.
+func ToServerTools(r composition.ServerResult) ServerTools {
+	j := ServerTools{
+		Name: r.Name, State: string(r.State), Class: ClassOf(r), Reason: r.Reason, Stale: r.Stale,
+		Partial: map[string]string{}, Tools: []Tool{}, Rejected: []catalog.Rejected{}, Diagnostics: []catalog.Diagnostic{},
+	}
+	for k, v := range r.Partial {
+		j.Partial[string(k)] = v
+	}
+	for _, t := range r.Tools {
+		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.ServerTool, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	j.Rejected = append(j.Rejected, r.Rejected...)
+	j.Diagnostics = append(j.Diagnostics, r.Diagnostics...)
+	return j
+}
+
+// AsRefusal returns err's *refusal.Error, or an Internal one (reason
+// "internal") that copies nothing of err's text.
+func AsRefusal(err error) *refusal.Error {
+	var r *refusal.Error
+	if errors.As(err, &r) && r != nil {
+		return r
+	}
+	return refusal.New(refusal.Internal, "internal", "")
+}
+
+// ErrorOf returns the JSON shape of err (see AsRefusal).
+func ErrorOf(err error) Error {
+	r := AsRefusal(err)
+	return Error{Class: r.Class.String(), Reason: r.Reason, Server: r.Server, Detail: r.Detail}
+}
+
+// ErrorText is the one text line of err (see AsRefusal), made safe.
+func ErrorText(err error) string { return termsafe.Line(AsRefusal(err).Error()) }
+
+// Dash shows "" as "-".
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ShortFingerprint is the first 12 hex digits of a fingerprint.
+func ShortFingerprint(fp string) string {
+	if len(fp) > 12 {
+		return fp[:12]
+	}
+	return Dash(fp)
+}
+
+// QuoteArgs joins args for display, quoting those that need it (a quoted
+// argument has its control characters escaped).
+func QuoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\"'\\") || strconv.Quote(a) != `"`+a+`"` {
+			out[i] = termsafe.Line(strconv.Quote(a))
+		} else {
+			out[i] = termsafe.Line(a)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// Keys shows a key list, safe for a terminal.
+func Keys(ks []string, note string) string {
+	if len(ks) == 0 {
+		return "-"
+	}
+	return termsafe.Line(strings.Join(ks, ", ")) + note
+}
+
+// Plural is "s" unless n is 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Explain says, in words, why r is or is not usable, and what to do about
+// it ("" when nothing is to be done).
+func Explain(r composition.Result) (why, fix string) {
+	name := r.Name
+	switch r.State {
+	case composition.StateAllowed:
+		if r.Reason == activation.ReasonApproved {
+			return "an approval matches this exact definition, source and workspace", ""
+		}
+		return string(r.Tier) + " servers are used on your own trust", ""
+	case composition.StateDenied:
+		return explainDenied(r)
+	case composition.StateBlocked:
+		return "a managed configuration cannot be read, so a server from a lower tier cannot be told apart from one the managed policy would have defined",
+			"fix or restore the managed file (\"mcpward doctor\" names it)"
+	case composition.StateDisabled:
+		by := "a disable overlay"
+		if r.DisabledBy != nil {
+			by = "disabledMcpServers in " + string(r.DisabledBy.Tier) + " " + r.DisabledBy.Origin
+		}
+		fix = "remove " + name + " from that disabledMcpServers list"
+		if r.DisabledBy != nil && r.DisabledBy.Tier == ports.TierManaged {
+			fix = "ask your administrator: a managed overlay disabled it"
+		}
+		return "disabled by " + by, fix
+	case composition.StateRefused:
+		return explainRefused(r)
+	default:
+		return explainUnresolved(r)
+	}
+}
+
+func explainDenied(r composition.Result) (why, fix string) {
+	name := r.Name
+	switch r.Reason {
+	case activation.ReasonNotApproved:
+		return string(r.Tier) + " servers need your approval, bound to this exact definition, its source and this workspace",
+			"review it with \"mcpward show " + name + "\", then run \"mcpward approve " + name + "\""
+	case activation.ReasonIdentityChanged:
+		return "it was approved, but its " + strings.Join(r.Mismatch, ", ") + " changed since; an approval never carries over to a changed server",
+			"review it with \"mcpward show " + name + "\", then run \"mcpward approve " + name + "\" again"
+	case activation.ReasonWorkspaceUntrusted:
+		return "the definition requires a trusted workspace, and this workspace is not trusted",
+			"if you trust this workspace, run mcpward with --trust-workspace"
+	case activation.ReasonRepositoryUnknown:
+		return "the workspace's repository is unknown, so no approval can be bound to it",
+			"run mcpward inside the workspace's directory"
+	case activation.ReasonApprovalsUnavailable, activation.ReasonAuditUnavailable, activation.ReasonWorkspaceFactsUnavailable,
+		app.ReasonGenerationUnavailable:
+		return "mcpward could not read or write its state directory, so nothing from this tier can be allowed",
+			"check the --state-dir directory (mode 0700, owned by you); \"mcpward doctor\" probes it"
+	default:
+		return "activation denied it (" + r.Reason + ")", "run \"mcpward doctor\""
+	}
+}
+
+func explainRefused(r composition.Result) (why, fix string) {
+	switch r.Reason {
+	case definition.RefusalTransportSSE:
+		return "the deprecated HTTP+SSE transport is not supported",
+			"if the server speaks Streamable HTTP, set \"type\": \"http\" and its Streamable HTTP URL in " + r.Origin
+	case definition.RefusalTransportWS:
+		return "a custom WebSocket transport is not supported", "use the server over Streamable HTTP or stdio"
+	case definition.RefusalOAuthClientSecret:
+		return "a client secret never lives in a definition", "remove oauth.clientSecret from " + r.Origin
+	case definition.RefusalHeadersHelperNotArgv:
+		return "headersHelper is a shell line; only an exact argv (an array of strings) is run",
+			"write headersHelper as a JSON array in " + r.Origin
+	case composition.ReasonOAuthSignInUnavailable:
+		return "the server asks for OAuth and no sign-in is offered for it here; it is never connected with its static headers alone",
+			"use it from a host that offers a sign-in for " + r.Name + " (composition.Config.OAuth or an Authenticator), or remove \"oauth\" if the server does not need it"
+	case oauth.ReasonURLInvalid:
+		return "the server asks for OAuth, which mcpward performs only over https (a token never travels in clear text)",
+			"use the server's https URL in " + r.Origin
+	case composition.ReasonHeaderHelperNotAllowed:
+		return "its headersHelper command line is not one the host allows; a helper runs only when its exact argv is allow-listed",
+			"if you trust that command, allow its exact argv with --allow-header-helper '[\"PROGRAM\", \"ARG\", ...]' (a host program: composition.Config.HelperAllowList)"
+	case httptransport.ReasonHelperArgvInvalid:
+		return "its headersHelper is not an exact argv starting with an absolute program path",
+			"write headersHelper as a JSON array whose first element is an absolute path, in " + r.Origin
+	default:
+		return "the definition is refused (" + r.Reason + ")", "correct the entry in " + r.Origin
+	}
+}
+
+func explainUnresolved(r composition.Result) (why, fix string) {
+	switch r.Reason {
+	case definition.ReasonUnsetVariable:
+		return "the definition uses variables that are not set: " + strings.Join(r.Missing, ", "),
+			"set them in the environment mcpward runs in, or give a default with ${NAME:-default}"
+	case definition.ReasonInvalidTemplate:
+		return "a \"${\" does not start a valid ${NAME} or ${NAME:-default} template (" + r.Detail + ")",
+			"correct the template in " + r.Origin
+	case definition.ReasonAmbiguousWithinTier:
+		origins := make([]string, len(r.Contenders))
+		for i, c := range r.Contenders {
+			origins[i] = c.Origin
+		}
+		return "several " + string(r.Tier) + " sources define it (" + strings.Join(origins, ", ") + "), and none wins",
+			"keep one definition of " + r.Name + " in the " + string(r.Tier) + " tier"
+	default:
+		field := ""
+		if r.Field != "" {
+			field = ", field " + r.Field
+		}
+		return "the entry in " + r.Origin + " is malformed (" + r.Reason + field + "); a malformed entry is never replaced by a lower tier's",
+			"correct the entry in " + r.Origin
+	}
+}
+
+// ExplainProblem explains a source problem.
+func ExplainProblem(p definition.SourceProblem) (why, fix string) {
+	switch p.Kind {
+	case definition.ProblemUnreadable:
+		why, fix = "the file cannot be read", "make sure it exists and is a readable file (a file named by a flag must exist)"
+	case definition.ProblemMalformedDocument:
+		why, fix = "the file is not one valid JSON value (UTF-8, no duplicate mcpServers)", "correct its JSON syntax"
+	case definition.ProblemMalformedRoot:
+		why, fix = "the file is not a JSON object", "make it {\"mcpServers\": {...}}"
+	case definition.ProblemMalformedServers:
+		why, fix = "mcpServers is not an object", "make mcpServers an object of NAME: {...} entries"
+	case definition.ProblemMalformedOverlay:
+		why, fix = "disabledMcpServers is not an array of strings, so it is ignored whole", "make disabledMcpServers an array of server names"
+	default:
+		why, fix = "the source is not usable ("+string(p.Kind)+")", "check how mcpward was invoked"
+	}
+	if p.Tier == ports.TierManaged {
+		why += "; because a managed file is unusable, every server from a lower tier is blocked"
+	}
+	return why, fix
+}
+
+// Hint is what a failure line adds for a reason the user can fix with one
+// command ("" for any other reason).
+func Hint(name, reason string) string {
+	if reason == oauth.ReasonSignInRequired {
+		return `; sign in with "mcpward login ` + termsafe.Line(name) + `"`
+	}
+	return ""
+}
+
+// Elapsed shows a duration for people: tenths of a second below a minute
+// ("0.4s", "30.1s"), whole seconds above ("1m5s").
+func Elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
+}

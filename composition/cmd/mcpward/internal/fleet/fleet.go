@@ -25,11 +25,11 @@ const (
 
 // noTimeout is what a supervisor option takes for "no limit". The flags
 // take 0 for it.
-const noTimeout time.Duration = -1
+const noTimeout = supervisor.NoTimeout
 
 // ReasonCallTimeout is the reason of a call that outlived its
 // --call-timeout (Class Transient). It is the supervisor's word for it.
-const ReasonCallTimeout = "call_timeout"
+const ReasonCallTimeout = supervisor.ReasonCallTimeout
 
 // Timeouts are the timeout flags of tools and call; 0 means no limit.
 type Timeouts struct {
@@ -45,10 +45,10 @@ func SupervisorOptions(t Timeouts) *supervisor.Options {
 		MaxAttempts:    3,
 		MaxDelay:       2 * time.Second,
 		ConnectTimeout: limit(t.Connect),
-		// CALL TIMEOUT: set CallTimeout: limit(t.Call) here once
-		// supervisor.Options has it (0 = its default, supervisor.NoTimeout
-		// = none). Until then a call is bounded only by the CLI's own
-		// deadline (see CallContext).
+		// A call runs for t.Call without a progress notification from the
+		// server; each one restarts that window, up to the supervisor's
+		// hard maximum (supervisor.DefaultCallTimeoutMax) in all.
+		CallTimeout: limit(t.Call),
 	}
 }
 
@@ -59,17 +59,6 @@ func limit(d time.Duration) time.Duration {
 		return noTimeout
 	}
 	return d
-}
-
-// CallContext bounds a call by t.Call (none when 0).
-//
-// CALL TIMEOUT: once the supervisor bounds calls itself (and answers
-// ReasonCallTimeout), this is only a backstop.
-func CallContext(ctx context.Context, t Timeouts) (context.Context, context.CancelFunc) {
-	if t.Call <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, t.Call)
 }
 
 // Connect connects the servers named (every usable one when none) under

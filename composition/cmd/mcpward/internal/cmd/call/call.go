@@ -5,7 +5,6 @@ package call
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -61,8 +60,9 @@ server cannot print a line that looks like mcpward's own. Use --json for the
 exact content.
 
 Connecting may take --connect-timeout per attempt (three attempts); the call
-may take --call-timeout. When a call runs longer than a few seconds, a note
-on stderr says what mcpward is waiting for.
+may take --call-timeout without a progress notification from the server:
+each one restarts that window, up to one hour in all. When a call runs
+longer than a few seconds, a note on stderr says what mcpward is waiting for.
 
 With --json: {"server", "tool", "is_error", "truncated", "content" (the MCP
 content array)}.
@@ -126,19 +126,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if args == "" {
 		args = "{}"
 	}
-	cctx, cancel := fleet.CallContext(ctx, opts.Timeouts)
-	defer cancel()
 	start := opts.clock().Now()
 	stop := progress.Wait(opts.IO.ErrOut, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
-	res, err := f.Call(cctx, server, opts.Tool, json.RawMessage(args))
+	res, err := f.Call(ctx, server, opts.Tool, json.RawMessage(args))
 	stop()
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
 	}
 	if err != nil {
 		elapsed := opts.clock().Now().Sub(start)
-		if progress.IsTimeout(refusal.ReasonOf(err), fleet.ReasonCallTimeout, elapsed, opts.Timeouts.Call) ||
-			errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if progress.IsTimeout(refusal.ReasonOf(err), fleet.ReasonCallTimeout, elapsed, opts.Timeouts.Call) {
 			return &cmdutil.NotedError{Err: err, Note: progress.TimedOut(elapsed, "--call-timeout", opts.Timeouts.Call)}
 		}
 		return err

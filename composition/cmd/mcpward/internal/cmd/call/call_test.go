@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpward/mcpward/core/refusal"
+
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
@@ -158,6 +160,7 @@ func TestRunCallTimeout(t *testing.T) {
 	var noted *cmdutil.NotedError
 	require.ErrorAs(t, err, &noted)
 	assert.Regexp(t, `^timed out after 0\.[3-9]s \(--call-timeout 300ms\)$`, noted.Note)
+	assert.Equal(t, fleet.ReasonCallTimeout, refusal.ReasonOf(err), "the supervisor's own word, not a context deadline")
 }
 
 func TestRunStillWaiting(t *testing.T) {

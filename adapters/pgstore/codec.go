@@ -58,7 +58,9 @@ func (d *dec) str() string {
 		return ""
 	}
 	n, k := binary.Uvarint(d.b)
-	if k <= 0 || n > maxField || n > uint64(len(d.b)-k) {
+	// Only the shortest (canonical) length encoding is accepted, so one
+	// record has one encoding.
+	if k <= 0 || k != len(binary.AppendUvarint(nil, n)) || n > maxField || n > uint64(len(d.b)-k) {
 		d.err = errMalformed
 		return ""
 	}
@@ -78,11 +80,12 @@ func (d *dec) time() time.Time {
 	sec := int64(binary.BigEndian.Uint64(d.b))
 	nsec := binary.BigEndian.Uint32(d.b[8:])
 	d.b = d.b[12:]
-	if nsec >= 1e9 {
+	t := time.Unix(sec, int64(nsec)).UTC()
+	if nsec >= 1e9 || t.Unix() != sec {
 		d.err = errMalformed
 		return time.Time{}
 	}
-	return time.Unix(sec, int64(nsec)).UTC()
+	return t
 }
 
 func (d *dec) identity() ports.Identity {

@@ -205,12 +205,19 @@ func (l *locker) call(op lockOp, ls *lease) (bool, error) {
 	select {
 	case l.reqs <- req:
 	case <-l.done:
+		if op == opRelease {
+			return false, ErrLockLost
+		}
 		return false, fail(ReasonUnavailable, "the store is closed")
 	}
 	select {
 	case r := <-req.reply:
 		return r.ok, r.err
 	case <-l.done:
+		if op == opRelease {
+			// Closing ended the lock connection: the lock is gone.
+			return false, ErrLockLost
+		}
 		return false, fail(ReasonUnavailable, "the store is closed")
 	}
 }

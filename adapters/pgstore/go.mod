@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/jackc/pgx/v5 v5.13.0
+	github.com/mcpward/mcpward/adapters/filestore v0.0.0
 	github.com/mcpward/mcpward/conformance v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
@@ -23,6 +24,7 @@ require (
 )
 
 replace (
+	github.com/mcpward/mcpward/adapters/filestore => ../filestore
 	github.com/mcpward/mcpward/conformance => ../../conformance
 	github.com/mcpward/mcpward/core => ../../core
 	github.com/mcpward/mcpward/ports => ../../ports

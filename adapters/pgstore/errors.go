@@ -17,8 +17,8 @@ import (
 const (
 	// ReasonUnavailable: the database cannot be reached or failed a
 	// statement (down at start, connection lost mid-operation, the Store
-	// closed). Class Transient; ports.ErrUnavailable. There is never a
-	// fallback to another storage.
+	// closed, ctx ended: then ctx.Err() is wrapped too). Class Transient;
+	// ports.ErrUnavailable. There is never a fallback to another storage.
 	ReasonUnavailable = "store_unavailable"
 	// ReasonAuthRefused: the database refused the DSN's credentials.
 	// Class Config; ports.ErrUnavailable.
@@ -171,17 +171,36 @@ func dbFail(err error, what string) *Error {
 		errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &record) {
 		return fail(ReasonTLSFailed, what+": TLS to the database failed")
 	}
-	if isNoTLS(err) {
+	if anyError(err, func(e error) bool { return e.Error() == "server refused TLS connection" }) {
 		return fail(ReasonTLSFailed, what+": the database does not offer TLS")
 	}
-	return fail(ReasonUnavailable, what+": database unavailable")
+	e := fail(ReasonUnavailable, what+": database unavailable")
+	switch {
+	case errors.Is(err, context.Canceled):
+		e.cause = context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		e.cause = context.DeadlineExceeded
+	}
+	return e
 }
 
-// isNoTLS reports the driver's "server refused TLS connection" failure.
-func isNoTLS(err error) bool {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if e.Error() == "server refused TLS connection" {
-			return true
+// anyError reports whether match holds for err or anything it wraps
+// (through Unwrap() error and Unwrap() []error).
+func anyError(err error, match func(error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if match(err) {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return anyError(u.Unwrap(), match)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if anyError(e, match) {
+				return true
+			}
 		}
 	}
 	return false

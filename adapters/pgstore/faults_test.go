@@ -394,3 +394,17 @@ func writeOtherCA(path string) error {
 	}
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 }
+
+// TestCtxEnded: an operation whose ctx has ended is store_unavailable
+// wrapping ctx.Err().
+func TestCtxEnded(t *testing.T) {
+	s := openStore(t, newSchema(), nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := s.Get(ctx, "k")
+	requireReason(t, err, pgstore.ReasonUnavailable, refusal.Transient, ports.ErrUnavailable)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = s.Lock(ctx, "k")
+	requireReason(t, err, pgstore.ReasonLockTimeout, refusal.Transient, ports.ErrLockTimeout)
+	assert.ErrorIs(t, err, context.Canceled)
+}

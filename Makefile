@@ -1,8 +1,9 @@
 # mcpward — the one entry point. See README.md.
 #
 #   make test    every module's tests with -race (the keychain adapter against a
-#                real Secret Service under dbus-run-session; the npm peers of
-#                peers/ installed first)
+#                real Secret Service under dbus-run-session; the PostgreSQL
+#                adapter against a private cluster; the npm peers of peers/
+#                installed first)
 #   make check   gofmt, vet, go mod tidy -diff per module (GOWORK=off), the
 #                dependency rule, then make test
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
@@ -20,7 +21,7 @@ BENCHCOUNT ?= 6
 # Every module of go.work. The keychain adapter runs apart (it needs a
 # Secret Service session). composition/cmd/mcpward is the CLI, a module of
 # its own (the only one that depends on cobra).
-MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition composition/cmd/mcpward
+MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition composition/cmd/mcpward
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 .PHONY: test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
@@ -38,7 +39,11 @@ peers/node_modules/.package-lock.json: peers/package.json peers/package-lock.jso
 	@cd peers && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# adapters/pgstore starts a private PostgreSQL cluster (initdb and postgres
+# from the postgresql package, run as the postgres user under root); with
+# MCPWARD_REQUIRE_PG=1 its tests fail rather than skip when it is missing.
 test-plain: export MCPWARD_REQUIRE_PEERS = 1
+test-plain: export MCPWARD_REQUIRE_PG = 1
 test-plain:
 	@for m in $(PLAIN_MODULES); do \
 		echo "== go test -race $$m"; \

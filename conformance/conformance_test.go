@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,9 @@ var brokenImpls = []broken{
 	{"auditlog/file-seek-append", "CrossProcessAppends", func(t *testing.T) { RunAuditLog(t, fileAuditHarness("seek-append")) }},
 }
 
+// allBroken lists the broken implementations of every suite.
+func allBroken() []broken { return append(slices.Clone(brokenImpls), portBrokenImpls...) }
+
 // envBroken names the broken implementation TestBrokenChild runs.
 const envBroken = "MCPWARD_CONFORMANCE_TEST_BROKEN"
 
@@ -133,7 +137,7 @@ func TestBrokenChild(t *testing.T) {
 	if name == "" {
 		t.Skip("run by TestBroken in a child process")
 	}
-	for _, b := range brokenImpls {
+	for _, b := range allBroken() {
 		if b.name == name {
 			b.run(t)
 			return
@@ -152,7 +156,7 @@ func TestBroken(t *testing.T) {
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	for _, b := range brokenImpls {
+	for _, b := range allBroken() {
 		t.Run(b.name+"/"+b.subtest, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(exe, "-test.run=^TestBrokenChild$/^"+regexp.QuoteMeta(b.subtest)+"$", "-test.v", "-test.count=1", "-test.timeout=2m")

@@ -1,11 +1,27 @@
 // Package conformance holds the conformance suites a host runs against its own
-// implementations of the store ports of package
-// github.com/mcpward/mcpward/ports: RunTokenStore, RunLocker,
-// RunApprovalStore and RunAuditLog. Each suite asserts the words of the
-// port's doc comment (sentinels, copies, key encoding, atomicity, exclusion,
-// concurrency, visibility across handles and processes), one t.Run per
-// behaviour, in the style of testing/fstest, nettest.TestConn and Go CDK's
-// drivertest.
+// implementations of the ports of package github.com/mcpward/mcpward/ports
+// it can replace: the stores (RunTokenStore, RunLocker, RunApprovalStore,
+// RunAuditLog) and the policies (RunEgressPolicy, RunAuthenticator,
+// RunProcessAuthority, RunWorkspaceTrust). Each suite asserts the words of
+// the port's doc comment (sentinels and typed refusals, copies, key
+// encoding, atomicity, exclusion, concurrency, visibility across handles and
+// processes, what a grant or a refusal must and must not carry), one t.Run
+// per behaviour, in the style of testing/fstest, nettest.TestConn and Go
+// CDK's drivertest.
+//
+// # Policy suites
+//
+// A policy's decisions are the host's: the harness of a policy suite names
+// examples the implementation admits and refuses (EgressHarness,
+// ProcessAuthorityHarness), or the controls that play the host's, server's
+// and issuer's part (AuthenticatorHarness, WorkspaceTrustHarness), and the
+// suite checks the contract around them — every refusal a *refusal.Error
+// of the port's Class with a lower_snake_case Reason, no secret (userinfo,
+// path or query of a URL, an argument, a credential, a challenge) in any
+// error, grants that are copies and for the exact request, decisions that
+// are pure and stable, and concurrent use that is safe (run the suites with
+// -race). Optional harness controls left nil skip the subtests that need
+// them, saying so.
 //
 // # Using a suite
 //
@@ -73,6 +89,9 @@
 // Delete of a missing key returning nil, a key encoding that folds case or
 // cuts at NUL, a non-atomic Set, a Locker that does not exclude or ignores
 // ctx, a lock file a killed holder leaves behind, lost concurrent writes, a
-// Revoke that matches loosely, ...), each of which must make the named
-// subtest fail.
+// Revoke that matches loosely, a refusal that is a plain error or shows the
+// URL's query, a grant that aliases its map or is cached by server id, an
+// authenticator that retries with the refused credential or does not
+// coalesce refusals, workspace facts torn between two decisions, ...), each
+// of which must make the named subtest fail.
 package conformance

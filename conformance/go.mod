@@ -3,6 +3,7 @@ module github.com/mcpward/mcpward/conformance
 go 1.26
 
 require (
+	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
 	github.com/stretchr/testify v1.11.1
 )

@@ -18,7 +18,8 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // over every module of the workspace: ports imports only the standard
 // library; core only the standard library and ports; an adapter never
 // imports another adapter; the go-sdk is imported only by adapters (the
-// composition root reaches it only through them); the examples are a
+// composition root reaches it only through them); the PostgreSQL driver
+// (pgx) is imported only by adapters/pgstore; the examples are a
 // standalone peer that imports no mcpward package. Test-only imports are
 // not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
@@ -102,6 +103,10 @@ func violation(mod, dep string, direct bool) string {
 	if sdk && direct && !strings.HasPrefix(mod, "adapters/") && mod != "examples" {
 		return "the go-sdk is imported only by adapters"
 	}
+	pgx := strings.HasPrefix(dep, "github.com/jackc/")
+	if pgx && direct && mod != "adapters/pgstore" {
+		return "the PostgreSQL driver is imported only by adapters/pgstore"
+	}
 	if own && strings.HasPrefix(rel, "ports/portstest") && mod != "ports" && mod != "conformance" {
 		return "portstest fakes are for tests only"
 	}
@@ -154,6 +159,18 @@ func TestViolationRules(t *testing.T) {
 		{"composition", "github.com/spf13/cobra", false, true},
 		{"composition", "github.com/spf13/pflag", true, true},
 		{"core", "github.com/spf13/cobra/doc", false, true},
+		{"adapters/pgstore", "github.com/jackc/pgx/v5", true, false},
+		{"adapters/pgstore", "github.com/jackc/pgx/v5/pgxpool", true, false},
+		{"adapters/pgstore", modPrefix + "ports", true, false},
+		{"adapters/pgstore", modPrefix + "core/refusal", true, false},
+		{"adapters/pgstore", modPrefix + "adapters/filestore", true, true},
+		{"adapters/pgstore", modPrefix + "adapters/oauth", false, true},
+		{"adapters/filestore", modPrefix + "adapters/pgstore", true, true},
+		{"adapters/oauth", "github.com/jackc/pgx/v5", true, true},
+		{"core", "github.com/jackc/pgx/v5", false, true},
+		{"composition", "github.com/jackc/pgx/v5", true, true},
+		{"composition", "github.com/jackc/pgx/v5", false, false},
+		{"composition", modPrefix + "adapters/pgstore", true, false},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s->%s/direct=%v", c.mod, c.dep, c.direct), func(t *testing.T) {

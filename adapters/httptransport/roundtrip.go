@@ -301,13 +301,11 @@ func (rt *roundTripper) refuse(class refusal.Class, reason string) *refusal.Erro
 	return &refusal.Error{Class: class, Reason: reason, Server: rt.server, Origin: rt.origin}
 }
 
-// netError maps a transport failure to a fixed-text refusal: the egress or
-// TLS refusal it carries, else Class Transient ReasonNetwork.
-func (rt *roundTripper) netError(err error) *refusal.Error {
-	if m := mapNetError(err, rt.server, rt.origin); m != nil {
-		return m
-	}
-	return rt.refuse(refusal.Transient, ReasonNetwork)
+// netError maps a transport failure to a fixed-text error: the egress
+// refusal it carries, else a *NetError (Class Refused ReasonTLS, or Class
+// Transient ReasonNetwork) with its cause.
+func (rt *roundTripper) netError(err error) error {
+	return newNetError(err, rt.server, rt.origin)
 }
 
 func isSSE(resp *http.Response) bool { return mediaType(resp) == "text/event-stream" }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -222,8 +223,10 @@ func isTLSError(err error) bool {
 
 // Classify maps an error returned by a session or transport built by this
 // package to a *refusal.Error: the first *refusal.Error in err's chain (a
-// *StatusError included), stamped with server and origin where it has none,
-// or a fixed-text refusal of Class Transient for network failures and of
+// *StatusError or *NetError included), stamped with server and origin
+// where it has none, or a fixed-text refusal: Class Transient
+// ReasonNetwork for network failures (Class Refused ReasonTLS for TLS
+// ones), Class Protocol ReasonReceiveCap for an SSE event over the cap,
 // Class Internal otherwise. The text of err (which may embed the full URL)
 // is never copied. A nil err gives nil; context errors give nil as well, so
 // a caller checks ctx first.
@@ -245,8 +248,23 @@ func Classify(err error, server, origin string) *refusal.Error {
 	if m := mapNetError(err, server, origin); m != nil {
 		return m
 	}
+	if isSSECapBreach(err) {
+		return &refusal.Error{Class: refusal.Protocol, Reason: ReasonReceiveCap, Server: server, Origin: origin,
+			Detail: "an event of the stream exceeded the receive cap"}
+	}
 	return &refusal.Error{Class: refusal.Internal, Reason: "transport_failed", Server: server, Origin: origin}
 }
+
+// sdkSSECapPhrase is the fixed phrase of the go-sdk's (v1.8.0) error for an
+// SSE event over StreamableClientTransport.MaxEventSize, which the
+// transport sets to the receive cap (mcp/event.go, errMalformedEvent is
+// unexported). TestReceiveCapThroughSession fails if a newer SDK changes
+// it.
+const sdkSSECapPhrase = "SSE event exceeded"
+
+// isSSECapBreach reports the SDK's error for an SSE event over the cap.
+// The text is only matched, never copied.
+func isSSECapBreach(err error) bool { return strings.Contains(err.Error(), sdkSSECapPhrase) }
 
 // mapNetError maps a dial, TLS or I/O error to a fixed-text refusal, or
 // returns nil when err is none of those. A refusal in the chain (an egress

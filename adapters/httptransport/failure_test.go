@@ -153,6 +153,17 @@ func failureCases() []failureCase {
 			},
 			class: refusal.Protocol, reason: ReasonReceiveCap,
 		},
+		{
+			name: "receive cap in an SSE event",
+			start: func(t *testing.T) (string, ports.EgressPolicy, *Options) {
+				srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":\""+string(make([]byte, 2048))+"\"}}\n\n")
+				}))
+				return srv.URL + "/mcp", egress.Default(), &Options{Resolver: &mapResolver{}, ReceiveCap: 1024}
+			},
+			class: refusal.Protocol, reason: ReasonReceiveCap,
+		},
 	}
 	for _, st := range []int{408, 429, 500, 502, 503, 504} {
 		cases = append(cases, failureCase{name: "status " + strconv.Itoa(st), start: statusServer(st),

@@ -410,6 +410,11 @@ func TestReceiveCapThroughSession(t *testing.T) {
 				// refusal reaches the caller.
 				requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
 			}
+			// An SSE event over the cap fails in the SDK (MaxEventSize is
+			// the cap); Classify knows that error too.
+			r := Classify(err, "s", "")
+			assert.Equal(t, refusal.Protocol, r.Class)
+			assert.Equal(t, ReasonReceiveCap, r.Reason)
 		})
 	}
 }

@@ -23,6 +23,13 @@ type Conn struct {
 	// typed, secret-free refusal (for HTTP, httptransport.Classify). nil
 	// means mcpsession's own origin-only mapping.
 	Classify func(err error) *refusal.Error
+	// ClassifyConnect, when non-nil, maps an error of the initialize
+	// handshake in place of Classify (which still maps every later error),
+	// for a transport whose failures mean something else before the
+	// session is up: a stdio child that exits before it completes
+	// initialize is misconfigured (not retried), one that exits later has
+	// crashed (retried). Same contract as Classify.
+	ClassifyConnect func(err error) *refusal.Error
 	// Abort ends the connection at once: called when an in-flight call is
 	// abandoned (ctx cancelled or timed out), because the SDK cannot cancel
 	// a call cleanly. For stdio it kills the child. nil means Close the

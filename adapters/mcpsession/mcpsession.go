@@ -23,7 +23,10 @@
 //     x-mcp-header annotation, a null entry) come back in Page.Dropped.
 //   - Signals only. Tool, prompt and resource list_changed notifications call
 //     Signals.ListChanged and do nothing else; every other notification
-//     (logging, progress, resource updated, ...) is ignored.
+//     (logging, progress, resource updated, ...) is ignored. Over a
+//     transport with Conn.InboundFilter, a flood is coalesced before the
+//     SDK queues it: at most one message per method waits for the handler,
+//     and ignored methods are dropped (see Conn.InboundFilter).
 //   - Abandonment. A request whose ctx ends while it is in flight is
 //     abandoned: the SDK cannot cancel it cleanly, so the connection is
 //     aborted (Conn.Abort, for stdio a kill of the direct child) or, without
@@ -246,6 +249,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
+	newInboundGate().install(client, conn)
 
 	// While the handshake is in flight, an ended ctx aborts the connection:
 	// the SDK's own cleanup of a stdio child that never answers takes

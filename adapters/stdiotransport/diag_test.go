@@ -5,6 +5,7 @@ package stdiotransport
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,4 +130,42 @@ func TestMalformedLine(t *testing.T) {
 	assert.ErrorIs(t, err, mcp.ErrConnectionClosed, "the session is over")
 	_ = cs.Close()
 	assert.True(t, tr.Stats().Exited)
+}
+
+// TestInboundFilter: the filter sees every notification the child sends
+// before the SDK does, and what it refuses never reaches the SDK.
+func TestInboundFilter(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const n = 5000
+	for _, filtered := range []bool{true, false} {
+		w := newWorld(t)
+		tr, err := New(w.auth, fastOptions()).Transport(context.Background(), w.target())
+		require.NoError(t, err)
+		var judged, handled atomic.Int64
+		if filtered {
+			tr.SetInboundFilter(func(method string, call bool) bool {
+				judged.Add(1)
+				return method != "notifications/message"
+			})
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "stdiotransport-test", Version: "1"}, &mcp.ClientOptions{
+			Capabilities:          &mcp.ClientCapabilities{},
+			MultiRoundTrip:        &mcp.MultiRoundTripOptions{Disabled: true},
+			LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { handled.Add(1) },
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		assert.Equal(t, "notified", mustCall(t, cs, "notify", map[string]any{"n": n}))
+		assert.Equal(t, "after", mustCall(t, cs, "echo", map[string]any{"text": "after"}), "responses always pass")
+		if filtered {
+			assert.EqualValues(t, n, judged.Load(), "every notification judged, no response")
+			assert.Zero(t, handled.Load(), "none reached the SDK")
+		} else {
+			assert.Eventually(t, func() bool { return handled.Load() == n }, 10*time.Second, time.Millisecond)
+		}
+		tr.SetInboundFilter(nil)
+		require.NoError(t, cs.Close())
+		cancel()
+	}
 }

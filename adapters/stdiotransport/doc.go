@@ -38,6 +38,9 @@
 //     cap); a longer line ends the connection with a *refusal.Error of
 //     Class Protocol, Reason "receive_cap_exceeded". A line the SDK cannot
 //     decode ends it with Class Protocol, Reason "malformed_message".
+//   - An inbound filter (Transport.SetInboundFilter, mcpsession's gate)
+//     sees every request and notification before the SDK queues it, so a
+//     flood of notifications can be coalesced.
 //
 // Every failure is a *refusal.Error (package core/refusal) that carries the
 // server id and a stable reason word, never argv, an environment value, a

@@ -42,6 +42,7 @@ type Transport struct {
 
 	endErr atomic.Pointer[refusal.Error]
 	stderr stderrTail
+	filter atomic.Pointer[func(method string, call bool) bool]
 }
 
 // Stats is what a Transport reports about its child.
@@ -140,7 +141,8 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 // killAwareConn reports every read failure after Kill as Transient
 // "child_killed", whichever way the SDK's reader learns of the end (a
 // closed pipe or its own closed connection), and a line the SDK could not
-// decode as Protocol "malformed_message" (recorded for Transport.Err).
+// decode as Protocol "malformed_message" (recorded for Transport.Err). It
+// drops the requests and notifications the inbound filter refuses.
 type killAwareConn struct {
 	mcp.Connection
 	p *proc
@@ -148,6 +150,21 @@ type killAwareConn struct {
 }
 
 func (c *killAwareConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, err := c.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if req, ok := m.(*jsonrpc.Request); ok {
+			if admit := c.t.filter.Load(); admit != nil && !(*admit)(req.Method, req.IsCall()) {
+				continue // dropped before the SDK queues it
+			}
+		}
+		return m, nil
+	}
+}
+
+func (c *killAwareConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if err == nil {
 		return m, nil
@@ -271,6 +288,22 @@ func (t *Transport) WaitExited(d time.Duration) bool {
 		return false
 	}
 	return p.wait(d)
+}
+
+// SetInboundFilter makes the connection ask admit about every request and
+// notification the child sends (its method, and whether it is a request)
+// before the SDK sees it, and drop it when admit returns false; responses
+// always pass. It is mcpsession's Conn.InboundFilter: the SDK queues every
+// inbound request and notification without bound, so a flood must be cut
+// here. admit is called from the SDK's reading goroutine and must not
+// block. A later call replaces the filter; nil removes it. Safe for
+// concurrent use.
+func (t *Transport) SetInboundFilter(admit func(method string, call bool) bool) {
+	if admit == nil {
+		t.filter.Store(nil)
+		return
+	}
+	t.filter.Store(&admit)
 }
 
 // StderrTail returns the end of what the child (and its process group)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -39,6 +40,7 @@ type roundTripper struct {
 	trace     bool // origin is in the trace allow-list
 	base      *http.Transport
 	authReq   ports.AuthRequest
+	filter    atomic.Pointer[func(method string, call bool) bool] // SetInboundFilter
 }
 
 // CloseIdleConnections closes the pooled connections of this server.
@@ -181,6 +183,9 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		return nil, newStatusError(code, rt.server, rt.origin)
 	}
 	if isSSE(resp) {
+		if admit := rt.filter.Load(); admit != nil {
+			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)
+		}
 		return resp, nil
 	}
 	return rt.capBody(resp)

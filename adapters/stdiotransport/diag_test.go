@@ -132,6 +132,25 @@ func TestMalformedLine(t *testing.T) {
 	assert.True(t, tr.Stats().Exited)
 }
 
+// TestEndlessGarbageLine: a line of garbage that never ends is the
+// receive cap's breach, though the SDK's decoder fails at its first byte.
+func TestEndlessGarbageLine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newWorld(t)
+	opts := fastOptions()
+	opts.MaxLineLength = 64 << 10
+	tr, err := New(w.auth, opts).Transport(context.Background(), w.target())
+	require.NoError(t, err)
+	cs := connect(t, tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = callText(ctx, cs, "endless", map[string]any{})
+	requireRefusal(t, err, refusal.Protocol, "receive_cap_exceeded")
+	assert.Equal(t, "receive_cap_exceeded", refusal.ReasonOf(tr.Err()))
+	_ = cs.Close()
+	assert.True(t, tr.Stats().Exited)
+}
+
 // TestInboundFilter: the filter sees every notification the child sends
 // before the SDK does, and what it refuses never reaches the SDK.
 func TestInboundFilter(t *testing.T) {

@@ -133,7 +133,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		p.Close()
 		return nil, refuse(refusal.Internal, "connect_failed", id, "")
 	}
-	c := &killAwareConn{Connection: conn, p: p, t: t}
+	c := &killAwareConn{Connection: conn, p: p, t: t, lines: r}
 	t.p, t.conn = p, c
 	return c, nil
 }
@@ -145,9 +145,14 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 // drops the requests and notifications the inbound filter refuses.
 type killAwareConn struct {
 	mcp.Connection
-	p *proc
-	t *Transport
+	p     *proc
+	t     *Transport
+	lines *lineCapReader // read by the SDK's reader until it fails
 }
+
+// lineSettle bounds how long killAwareConn reads on, after the SDK failed
+// to decode a line, to learn whether that line outgrows the receive cap.
+const lineSettle = 2 * time.Second
 
 func (c *killAwareConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
@@ -173,12 +178,35 @@ func (c *killAwareConn) read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, refuse(refusal.Transient, "child_killed", c.p.server, "")
 	}
 	if ctx.Err() == nil && !c.p.ending.Load() && isDecodeFailure(err) {
+		c.settleLine()
 		re := &refusal.Error{Class: refusal.Protocol, Reason: "malformed_message", Server: c.p.server,
 			Detail: "the server wrote a line that is not a JSON-RPC message"}
-		c.t.endErr.CompareAndSwap(nil, re)
+		if !c.t.endErr.CompareAndSwap(nil, re) {
+			re = c.t.endErr.Load() // the line outgrew the cap meanwhile
+		}
 		return nil, re
 	}
 	return nil, err
+}
+
+// settleLine reads on, once the SDK's decoder has failed (its reader has
+// stopped: nothing else reads the pipe), to the end of the line being
+// read, for at most lineSettle and never past the receive cap. The decoder
+// stops at a line's first byte that is not JSON, so an endless line of
+// garbage would otherwise pass for any malformed line: read on, it
+// breaches the cap, which lineCapReader records as the transport's error.
+func (c *killAwareConn) settleLine() {
+	if c.lines.line == 0 {
+		return // the last byte delivered ended a line
+	}
+	_ = c.p.stdout.SetReadDeadline(time.Now().Add(lineSettle))
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.lines.Read(buf)
+		if bytes.IndexByte(buf[:n], '\n') >= 0 || err != nil {
+			return
+		}
+	}
 }
 
 // isDecodeFailure reports whether err, returned by the SDK's stdio
@@ -245,9 +273,10 @@ func (t *Transport) Kill() error {
 
 // Err returns the *refusal.Error that made this side end the connection,
 // or nil: Class Protocol "receive_cap_exceeded" (an inbound line over the
-// cap; its Detail names the cap) or Class Protocol "malformed_message" (a
-// line the SDK could not decode as JSON-RPC: not JSON, not JSON-RPC 2.0,
-// trailing data). A call in flight at the breach fails with this error
+// cap; its Detail names the cap — also for a line of garbage that never
+// ends, though the SDK's decoder gives up at its first byte) or Class
+// Protocol "malformed_message" (a line the SDK could not decode as
+// JSON-RPC: not JSON, not JSON-RPC 2.0, trailing data). A call in flight at the breach fails with this error
 // (errors.As finds it); later calls fail with the SDK's
 // mcp.ErrConnectionClosed, so a session adapter consults Err to classify
 // them.

@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -123,7 +125,7 @@ func TestStdioFailureClasses(t *testing.T) {
 		{name: "exit 0 before initialize", args: []string{"-mode", "env-exit", "-code", "0"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1, exit: "-"},
 		{name: "killed by a signal during initialize", args: []string{"-mode", "signal"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1, exit: "signal: killed"},
 		{name: "stdout closed during initialize", args: []string{"-mode", "closeout"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1},
-		{name: "endless line that is no json", args: []string{"-mode", "endless"}, class: refusal.Protocol, reason: "malformed_message", attempts: 1},
+		{name: "endless line that is no json", args: []string{"-mode", "endless"}, class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
 		{name: "endless line over the receive cap", args: []string{"-mode", "endless-json"}, stdio: &stdiotransport.Options{MaxLineLength: 1 << 20},
 			class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
 		{name: "endless line over the default receive cap", args: []string{"-mode", "endless-json"},
@@ -400,4 +402,48 @@ func TestSecretMask(t *testing.T) {
 	}
 	assert.Equal(t, secret.RedactedVar("TOKEN"), mask.apply("tok-123-abctok-123-abc")[:len(secret.RedactedVar("TOKEN"))])
 	assert.Equal(t, "plain", secretMask(nil).apply("plain"))
+}
+
+// TestDialInstallsInboundFilter: both transports get mcpsession's inbound
+// gate; over stdio, what it refuses never reaches the SDK, and a Fleet
+// goes through a flood of notifications.
+func TestDialInstallsInboundFilter(t *testing.T) {
+	bin := diagBinary(t)
+	r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), nil)})
+	_, tg := r.evalTarget(t, stdioDoc(bin, nil, ""), "s")
+	conn, err := r.host.Dialer().Dial(context.Background(), tg)
+	require.NoError(t, err)
+	require.NotNil(t, conn.InboundFilter)
+	var judged, logged atomic.Int64
+	conn.InboundFilter(func(m string, _ bool) bool { judged.Add(1); return m != "notifications/message" })
+	c := mcp.NewClient(&mcp.Implementation{Name: "composition-test", Version: "0"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logged.Add(1) },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, conn.Transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "flood", Arguments: map[string]any{"n": 1000}})
+	require.NoError(t, err)
+	require.NoError(t, cs.Close())
+	conn.Release()
+	assert.EqualValues(t, 2000, judged.Load())
+	assert.Zero(t, logged.Load(), "refused notifications never reach the SDK")
+
+	p := newPeer(t)
+	_, tg = r.evalTarget(t, userSrc(`{"mcpServers": {"web": {"type": "http", "url": "`+p.URL+`/mcp"}}}`), "web")
+	conn, err = r.host.Dialer().Dial(context.Background(), tg)
+	require.NoError(t, err)
+	require.NotNil(t, conn.InboundFilter)
+	tr, ok := conn.Transport.(*mcp.StreamableClientTransport)
+	require.True(t, ok)
+	assert.True(t, httptransport.SetInboundFilter(tr, nil), "the transport is httptransport's, which filters")
+
+	f := r.host.Connect(context.Background(), stdioDoc(bin, nil, ""), &ConnectOptions{Supervisor: fastRetries()})
+	t.Cleanup(func() { _ = f.Close() })
+	_, err = f.Call(ctx, "s", "flood", json.RawMessage(`{"n":20000}`))
+	require.NoError(t, err)
+	res, err := f.Call(ctx, "s", "echo", json.RawMessage(`{"text":"after the flood"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "after the flood", text(t, res))
 }

@@ -121,13 +121,14 @@ func NewDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     origin; Trace is httptransport.WithTraceparent; Release closes the
 //     transport's idle connections; Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
-//     session stays up).
+//     session stays up); InboundFilter is httptransport.SetInboundFilter.
 //   - stdio: Origin is ""; Abort kills the child's process group at once
 //     (stdiotransport.Transport.Kill); Classify maps the transport's errors
 //     (see classifyStdio) and ClassifyConnect those of initialize (the
 //     child's output ending there is ReasonServerExited); Trace is nil;
 //     Release closes the transport, reaping the child within the
-//     transport's bound.
+//     transport's bound; InboundFilter is
+//     stdiotransport.Transport.SetInboundFilter.
 func (d *Dialer) Dial(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 	switch t.Kind {
 	case ports.TransportHTTP:
@@ -157,8 +158,9 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 		Trace:     httptransport.WithTraceparent,
 		// The SDK cancels an abandoned POST and sends
 		// notifications/cancelled itself: the session stays up.
-		Abort:   func() {},
-		Release: tr.HTTPClient.CloseIdleConnections,
+		Abort:         func() {},
+		Release:       tr.HTTPClient.CloseIdleConnections,
+		InboundFilter: func(admit func(string, bool) bool) { httptransport.SetInboundFilter(tr, admit) },
 	}, nil
 }
 
@@ -174,6 +176,7 @@ func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Con
 		ClassifyConnect: func(err error) *refusal.Error { return classifyStdioConnect(err, tr, server) },
 		Abort:           func() { _ = tr.Kill() },
 		Release:         func() { _ = tr.Close() },
+		InboundFilter:   tr.SetInboundFilter,
 	}, nil
 }
 

@@ -6,8 +6,10 @@
 // -mode selects a behaviour:
 //
 //	serve        a working server (the default): initialize with -version,
-//	             tools/list lists echo and crash; tools/call echo answers
-//	             its "text"; tools/call crash exits with status 5
+//	             tools/list lists echo, crash and flood; tools/call echo
+//	             answers its "text"; crash exits with status 5; flood
+//	             writes "n" logging and "n" tools/list_changed
+//	             notifications, then answers
 //	env-exit     print every environment entry and then every argv
 //	             element to stderr, one per line, and exit with -code
 //	             before reading anything
@@ -136,15 +138,23 @@ func main() {
 			reply(req.ID, map[string]any{"tools": []any{
 				map[string]any{"name": "echo", "inputSchema": obj},
 				map[string]any{"name": "crash", "inputSchema": map[string]any{"type": "object"}},
+				map[string]any{"name": "flood", "inputSchema": map[string]any{"type": "object"}},
 			}})
 		case "tools/call":
 			var p struct {
 				Name      string `json:"name"`
 				Arguments struct {
 					Text string `json:"text"`
+					N    int    `json:"n"`
 				} `json:"arguments"`
 			}
 			_ = json.Unmarshal(req.Params, &p)
+			if p.Name == "flood" {
+				for range p.Arguments.N {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "x"}})
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
+			}
 			if p.Name == "crash" {
 				fmt.Fprintln(os.Stderr, "crashing on purpose")
 				os.Exit(5)

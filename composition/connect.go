@@ -113,6 +113,11 @@ type ServerResult struct {
 	Rejected []catalog.Rejected
 	// Diagnostics are the catalog's findings about admitted tools.
 	Diagnostics []catalog.Diagnostic
+	// Detail says more about the failure of a StateFailed server (its
+	// exit status, program, endpoint, network cause: see FailureDetail);
+	// zero otherwise. Like Class and Reason it holds no secret; what the
+	// server printed is only ever available from Fleet.ServerStderr.
+	Detail FailureDetail
 }
 
 // Fleet is the set of servers one Connect started. It is safe for
@@ -121,6 +126,7 @@ type Fleet struct {
 	results []ServerResult
 	set     *catalog.Set
 	sups    map[string]*supervisor.Server
+	diag    *diagnostics
 
 	closeOnce sync.Once
 	closeErr  error
@@ -150,10 +156,10 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
-	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}}
+	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics()}
 	var conn *mcpsession.Connector
 	if h.dialer != nil {
-		conn = mcpsession.New(h.dialer, opts.Session)
+		conn = mcpsession.New(h.dialer.recording(f.diag), opts.Session)
 	}
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -172,11 +178,12 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		case !r.Usable():
 			continue
 		}
-		t, _, ok := h.target(srcs, name)
+		t, m, tr, ok := h.materialTarget(srcs, name)
 		if !ok || conn == nil {
 			f.results[i].State, f.results[i].Class, f.results[i].Reason = StateFailed, refusal.Config, ReasonNotConnectable
 			continue
 		}
+		f.diag.add(name, m, tr.Projection)
 		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name))
 		f.sups[name] = sv
 		wg.Add(1)
@@ -202,6 +209,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		if sv != nil {
 			if err := errs[i]; err != nil {
 				sr.State, sr.Class, sr.Reason = StateFailed, refusal.ClassOf(err), refusal.ReasonOf(err)
+				sr.Detail = f.diag.detail(sr.Name)
 			} else {
 				sr.State, sr.Reason = StateConnected, ""
 				if st := sv.Status(); st.Err != nil {

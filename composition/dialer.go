@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/mcpward/mcpward/adapters/httptransport"
@@ -31,9 +32,20 @@ const (
 	// stdio. Class Config.
 	ReasonTransportUnsupported = "transport_unsupported"
 	// ReasonConnectionClosed: the stdio server closed its output (it
-	// exited, or closed stdout), so the call or the session failed. Class
-	// Transient.
+	// exited, or closed stdout) after it had completed initialize, so the
+	// call or the session failed: a crash after a healthy start. Class
+	// Transient (a new process may well run).
 	ReasonConnectionClosed = "connection_closed"
+	// ReasonServerExited: the stdio server's process ended (exited, was
+	// killed by a signal mcpward did not send, or closed its output) before
+	// it completed initialize. Class Config: a process that cannot get
+	// through its start — a mistyped npx package, a missing API key, a
+	// program that is no MCP server — ends the same way each time, so it is
+	// not retried (a retry would only spawn, and maybe download, it again);
+	// the fix is in its definition or environment. The server's result
+	// carries its exit status (FailureDetail.Exit) and Fleet.ServerStderr
+	// its last words.
+	ReasonServerExited = "server_exited"
 	// ReasonProgramNotFound: starting the stdio server failed because its
 	// program does not exist (a failure the stdio transport did not
 	// classify itself). Class Config.
@@ -109,11 +121,14 @@ func NewDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     origin; Trace is httptransport.WithTraceparent; Release closes the
 //     transport's idle connections; Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
-//     session stays up).
+//     session stays up); InboundFilter is httptransport.SetInboundFilter.
 //   - stdio: Origin is ""; Abort kills the child's process group at once
 //     (stdiotransport.Transport.Kill); Classify maps the transport's errors
-//     (see classifyStdio); Trace is nil; Release closes the transport,
-//     reaping the child within the transport's bound.
+//     (see classifyStdio) and ClassifyConnect those of initialize (the
+//     child's output ending there is ReasonServerExited); Trace is nil;
+//     Release closes the transport, reaping the child within the
+//     transport's bound; InboundFilter is
+//     stdiotransport.Transport.SetInboundFilter.
 func (d *Dialer) Dial(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 	switch t.Kind {
 	case ports.TransportHTTP:
@@ -143,8 +158,9 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 		Trace:     httptransport.WithTraceparent,
 		// The SDK cancels an abandoned POST and sends
 		// notifications/cancelled itself: the session stays up.
-		Abort:   func() {},
-		Release: tr.HTTPClient.CloseIdleConnections,
+		Abort:         func() {},
+		Release:       tr.HTTPClient.CloseIdleConnections,
+		InboundFilter: func(admit func(string, bool) bool) { httptransport.SetInboundFilter(tr, admit) },
 	}, nil
 }
 
@@ -155,23 +171,51 @@ func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Con
 	}
 	server := t.ServerID
 	return &mcpsession.Conn{
-		Transport: tr,
-		Classify:  func(err error) *refusal.Error { return classifyStdio(err, tr, server) },
-		Abort:     func() { _ = tr.Kill() },
-		Release:   func() { _ = tr.Close() },
+		Transport:       tr,
+		Classify:        func(err error) *refusal.Error { return classifyStdio(err, tr, server) },
+		ClassifyConnect: func(err error) *refusal.Error { return classifyStdioConnect(err, tr, server) },
+		Abort:           func() { _ = tr.Kill() },
+		Release:         func() { _ = tr.Close() },
+		InboundFilter:   tr.SetInboundFilter,
 	}, nil
 }
 
 // stdioErr is what classifyStdio needs of a stdio transport.
 type stdioErr interface{ Err() error }
 
+// stdioExit is what classifyStdioConnect needs of a stdio transport.
+type stdioExit interface {
+	stdioErr
+	WaitExited(d time.Duration) bool
+}
+
+// serverExitWait bounds how long classifyStdioConnect waits for a child
+// whose output ended during initialize to be reaped, so that its exit
+// status is known when the failure is reported.
+const serverExitWait = 2 * time.Second
+
+// classifyStdioConnect maps an error of the initialize handshake over the
+// stdio transport tr: the server's output ending there (EOF, a broken
+// pipe) is Class Config, ReasonServerExited, after waiting up to
+// serverExitWait for the child to be reaped; everything else is
+// classifyStdio's.
+func classifyStdioConnect(err error, tr stdioExit, server string) *refusal.Error {
+	r := classifyStdio(err, tr, server)
+	if r == nil || r.Reason != ReasonConnectionClosed {
+		return r
+	}
+	tr.WaitExited(serverExitWait)
+	return &refusal.Error{Class: refusal.Config, Reason: ReasonServerExited, Server: server,
+		Detail: "the server process ended before completing initialize"}
+}
+
 // classifyStdio maps an error a session over the stdio transport tr
 // returned to a *refusal.Error stamped with server, copying nothing of
 // err's text:
 //
 //   - nil and context errors give nil (the caller checks its ctx);
-//   - the error that made the transport end the connection (tr.Err(), the
-//     receive cap) wins;
+//   - the error that made the transport end the connection (tr.Err(): the
+//     receive cap, a malformed message; Class Protocol) wins;
 //   - a *refusal.Error in err's chain (the transport's own: child_killed,
 //     transport_closed, spawn failures) is returned as is;
 //   - the errors of a peer that has gone (EOF, a closed or broken pipe) are

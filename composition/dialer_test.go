@@ -642,6 +642,51 @@ func TestClassifyStdio(t *testing.T) {
 	assert.Empty(t, orig.Server)
 }
 
+// fakeExit is a stdioExit with a fixed Err that records WaitExited.
+type fakeExit struct {
+	fakeStdio
+	waited *int
+}
+
+func (f fakeExit) WaitExited(time.Duration) bool { *f.waited++; return true }
+
+// TestClassifyStdioConnect: during initialize, the server's output ending
+// is ReasonServerExited (Config: not retried), once the child was given
+// time to be reaped; everything else is classifyStdio's.
+func TestClassifyStdioConnect(t *testing.T) {
+	capErr := &refusal.Error{Class: refusal.Protocol, Reason: "receive_cap_exceeded"}
+	tests := []struct {
+		name   string
+		err    error
+		trErr  error
+		class  refusal.Class
+		reason string
+		waits  int
+	}{
+		{name: "eof", err: fmt.Errorf("calling %q: %w", "initialize", io.EOF), class: refusal.Config, reason: ReasonServerExited, waits: 1},
+		{name: "broken pipe", err: &fs.PathError{Op: "write", Path: "|1", Err: syscall.EPIPE}, class: refusal.Config, reason: ReasonServerExited, waits: 1},
+		{name: "the transport's breach wins", err: io.EOF, trErr: capErr, class: refusal.Protocol, reason: "receive_cap_exceeded"},
+		{name: "killed by this side", err: refusal.New(refusal.Transient, "child_killed", ""), class: refusal.Transient, reason: "child_killed"},
+		{name: "program not found at spawn", err: refusal.New(refusal.Config, ReasonProgramNotFound, ""), class: refusal.Config, reason: ReasonProgramNotFound},
+		{name: "not the transport's", err: errors.New("x"), reason: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			waits := 0
+			ref := classifyStdioConnect(tt.err, fakeExit{fakeStdio{tt.trErr}, &waits}, "srv")
+			assert.Equal(t, tt.waits, waits)
+			if tt.reason == "" {
+				assert.Nil(t, ref)
+				return
+			}
+			require.NotNil(t, ref)
+			assert.Equal(t, tt.class, ref.Class)
+			assert.Equal(t, tt.reason, ref.Reason)
+			assert.Equal(t, "srv", ref.Server)
+		})
+	}
+}
+
 func TestOriginOf(t *testing.T) {
 	tests := map[string]string{
 		"http://127.0.0.1:8080/mcp?x=1":         "http://127.0.0.1:8080",

@@ -521,14 +521,22 @@ func (h *Host) materialize(s definition.Server) Result {
 // decision). ok is false when the name is undefined or does not
 // materialize. The Target may hold secrets: it is never printed.
 func (h *Host) target(srcs []definition.Source, name string) (t ports.Target, r Result, ok bool) {
+	t, _, r, ok = h.materialTarget(srcs, name)
+	return t, r, ok
+}
+
+// materialTarget is target, also returning the materialization the Target
+// was built from (nil when ok is false), whose record of secret stretches
+// masks what the server prints.
+func (h *Host) materialTarget(srcs []definition.Source, name string) (ports.Target, *definition.Materialized, Result, bool) {
 	s, found := h.resolve(srcs).Server(name)
 	if !found || s.Def == nil {
-		return ports.Target{}, Result{}, false
+		return ports.Target{}, nil, Result{}, false
 	}
-	r = h.materialize(s)
+	r := h.materialize(s)
 	m, err := definition.Materialize(s.Def, h.lookup)
 	if err != nil {
-		return ports.Target{}, r, false
+		return ports.Target{}, nil, r, false
 	}
-	return targetOf(m, r.Fingerprint), r, true
+	return targetOf(m, r.Fingerprint), m, r, true
 }

@@ -5,9 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -52,14 +56,19 @@ const (
 	// *refusal.Error. Class AuthRequired.
 	ReasonAuthFailed = "auth_headers_failed"
 	// ReasonHTTPStatus: the server answered with a status the transport
-	// does not pass on. Class Transient for 408, 429 and 5xx, Protocol
-	// otherwise. Always carried by a *StatusError.
+	// does not pass on. Class Transient for 408, 429 and 5xx (a retry may
+	// succeed); Class Refused for every other 4xx (the server refuses the
+	// request as made: a wrong URL, method or body, which a retry sends
+	// again; 401 and 403 are the auth reasons instead); Class Protocol for
+	// any other status (1xx, or one HTTP does not define). Always carried by
+	// a *StatusError.
 	ReasonHTTPStatus = "http_status"
 	// ReasonTLS: the TLS handshake or certificate verification failed.
-	// Class Refused.
+	// Class Refused. Carried by a *NetError (Cause CauseTLS).
 	ReasonTLS = "tls_failed"
-	// ReasonNetwork: a network failure (resolution, connect, reset). Class
-	// Transient.
+	// ReasonNetwork: a network failure (resolution, connect, reset, a
+	// connection closed early, a timeout). Class Transient. Carried by a
+	// *NetError when the transport made it (Cause names which).
 	ReasonNetwork = "network_error"
 	// ReasonTraceparentInvalid: WithTraceparent was given a value that is
 	// not a valid W3C traceparent. Class Config.
@@ -88,10 +97,7 @@ func (e *StatusError) Error() string {
 func (e *StatusError) Unwrap() error { return e.Refusal }
 
 func newStatusError(status int, server, origin string) *StatusError {
-	class := refusal.Protocol
-	if status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500 {
-		class = refusal.Transient
-	}
+	class := statusClass(status)
 	detail := http.StatusText(status)
 	if detail == "" {
 		detail = "unrecognised status"
@@ -102,10 +108,125 @@ func newStatusError(status int, server, origin string) *StatusError {
 	}
 }
 
+// statusClass is the Class of a status the transport does not pass on
+// (see ReasonHTTPStatus).
+func statusClass(status int) refusal.Class {
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500 && status < 600:
+		return refusal.Transient
+	case status >= 400 && status < 500:
+		return refusal.Refused
+	}
+	return refusal.Protocol
+}
+
+// The causes of network failures: the fixed words NetError.Cause and Cause
+// return. They say what kind of failure it was, never where or with what
+// text.
+const (
+	// CauseRefused: the server's address refused the connection.
+	CauseRefused = "refused"
+	// CauseDNS: the host name did not resolve.
+	CauseDNS = "dns"
+	// CauseTimeout: connecting, the TLS handshake or a read timed out.
+	CauseTimeout = "timeout"
+	// CauseTLS: the TLS handshake or certificate verification failed.
+	CauseTLS = "tls"
+	// CauseReset: the connection was reset or aborted by the peer.
+	CauseReset = "reset"
+	// CauseEOF: the server closed the connection before a complete
+	// response.
+	CauseEOF = "eof"
+	// CauseUnreachable: no route to the host or its network.
+	CauseUnreachable = "unreachable"
+	// CauseNetwork: any other network failure.
+	CauseNetwork = "network"
+)
+
+// NetError is a network failure the transport turned into an error: a
+// *refusal.Error (returned by Unwrap, so refusal.ClassOf works on it) and a
+// fixed word saying what kind of failure it was. It carries no address,
+// URL or error text.
+type NetError struct {
+	// Cause is one of the Cause* words.
+	Cause string
+	// Refusal is the typed, secret-free form of the failure: Class
+	// Transient ReasonNetwork, or Class Refused ReasonTLS.
+	Refusal *refusal.Error
+}
+
+func (e *NetError) Error() string { return e.Refusal.Error() + " (" + e.Cause + ")" }
+
+// Unwrap returns the refusal.
+func (e *NetError) Unwrap() error { return e.Refusal }
+
+// Cause returns the fixed word (one of the Cause* constants) naming the
+// network cause of err: the Cause of the first *NetError in err's chain,
+// else the cause of a network error in it (a failure on a stream the SDK
+// reads after the request was made); "" when err is nil, a context error,
+// or not a network failure. It never looks at err's text.
+func Cause(err error) string {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return ""
+	}
+	var ne *NetError
+	if errors.As(err, &ne) {
+		return ne.Cause
+	}
+	var r *refusal.Error
+	if errors.As(err, &r) {
+		return ""
+	}
+	return netCause(err)
+}
+
+// netCause classifies a raw network error; "" when err is none.
+func netCause(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return CauseDNS
+	case isTLSError(err):
+		return CauseTLS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return CauseRefused
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return CauseTimeout
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
+		return CauseReset
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTDOWN),
+		errors.Is(err, syscall.ENETDOWN):
+		return CauseUnreachable
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return CauseEOF
+	case errors.As(err, &netErr):
+		return CauseNetwork
+	}
+	return ""
+}
+
+// isTLSError reports a TLS handshake or certificate failure in err's chain.
+func isTLSError(err error) bool {
+	var (
+		certErr    *tls.CertificateVerificationError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+		recordErr  tls.RecordHeaderError
+		alertErr   tls.AlertError
+	)
+	return errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) ||
+		errors.As(err, &invalidErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr)
+}
+
 // Classify maps an error returned by a session or transport built by this
 // package to a *refusal.Error: the first *refusal.Error in err's chain (a
-// *StatusError included), stamped with server and origin where it has none,
-// or a fixed-text refusal of Class Transient for network failures and of
+// *StatusError or *NetError included), stamped with server and origin
+// where it has none, or a fixed-text refusal: Class Transient
+// ReasonNetwork for network failures (Class Refused ReasonTLS for TLS
+// ones), Class Protocol ReasonReceiveCap for an SSE event over the cap,
 // Class Internal otherwise. The text of err (which may embed the full URL)
 // is never copied. A nil err gives nil; context errors give nil as well, so
 // a caller checks ctx first.
@@ -127,8 +248,23 @@ func Classify(err error, server, origin string) *refusal.Error {
 	if m := mapNetError(err, server, origin); m != nil {
 		return m
 	}
+	if isSSECapBreach(err) {
+		return &refusal.Error{Class: refusal.Protocol, Reason: ReasonReceiveCap, Server: server, Origin: origin,
+			Detail: "an event of the stream exceeded the receive cap"}
+	}
 	return &refusal.Error{Class: refusal.Internal, Reason: "transport_failed", Server: server, Origin: origin}
 }
+
+// sdkSSECapPhrase is the fixed phrase of the go-sdk's (v1.8.0) error for an
+// SSE event over StreamableClientTransport.MaxEventSize, which the
+// transport sets to the receive cap (mcp/event.go, errMalformedEvent is
+// unexported). TestReceiveCapThroughSession fails if a newer SDK changes
+// it.
+const sdkSSECapPhrase = "SSE event exceeded"
+
+// isSSECapBreach reports the SDK's error for an SSE event over the cap.
+// The text is only matched, never copied.
+func isSSECapBreach(err error) bool { return strings.Contains(err.Error(), sdkSSECapPhrase) }
 
 // mapNetError maps a dial, TLS or I/O error to a fixed-text refusal, or
 // returns nil when err is none of those. A refusal in the chain (an egress
@@ -143,16 +279,7 @@ func mapNetError(err error, server, origin string) *refusal.Error {
 		}
 		return &c
 	}
-	var (
-		certErr    *tls.CertificateVerificationError
-		unknownCA  x509.UnknownAuthorityError
-		hostErr    x509.HostnameError
-		invalidErr x509.CertificateInvalidError
-		recordErr  tls.RecordHeaderError
-		alertErr   tls.AlertError
-	)
-	if errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) ||
-		errors.As(err, &invalidErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr) {
+	if isTLSError(err) {
 		return &refusal.Error{Class: refusal.Refused, Reason: ReasonTLS, Server: server, Origin: origin}
 	}
 	var netErr net.Error
@@ -160,4 +287,35 @@ func mapNetError(err error, server, origin string) *refusal.Error {
 		return &refusal.Error{Class: refusal.Transient, Reason: ReasonNetwork, Server: server, Origin: origin}
 	}
 	return nil
+}
+
+// newNetError is the *NetError of a failed request: a *NetError already in
+// err's chain (made at dial time) restamped, else the mapping of err
+// (mapNetError, Class Transient ReasonNetwork when it maps nothing) with
+// err's cause (CauseNetwork when it has none). A refusal in err's chain
+// that is not a network failure (an egress refusal at dial time) is
+// returned as is, without a cause.
+func newNetError(err error, server, origin string) error {
+	var ne *NetError
+	if errors.As(err, &ne) {
+		c := *ne.Refusal
+		c.Server = server
+		if c.Origin == "" {
+			c.Origin = origin
+		}
+		return &NetError{Cause: ne.Cause, Refusal: &c}
+	}
+	r := mapNetError(err, server, origin)
+	var inner *refusal.Error
+	if errors.As(err, &inner) {
+		return r
+	}
+	if r == nil {
+		r = &refusal.Error{Class: refusal.Transient, Reason: ReasonNetwork, Server: server, Origin: origin}
+	}
+	cause := netCause(err)
+	if cause == "" {
+		cause = CauseNetwork
+	}
+	return &NetError{Cause: cause, Refusal: r}
 }

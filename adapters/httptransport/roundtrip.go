@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -39,6 +40,7 @@ type roundTripper struct {
 	trace     bool // origin is in the trace allow-list
 	base      *http.Transport
 	authReq   ports.AuthRequest
+	filter    atomic.Pointer[func(method string, call bool) bool] // SetInboundFilter
 }
 
 // CloseIdleConnections closes the pooled connections of this server.
@@ -181,6 +183,9 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		return nil, newStatusError(code, rt.server, rt.origin)
 	}
 	if isSSE(resp) {
+		if admit := rt.filter.Load(); admit != nil {
+			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)
+		}
 		return resp, nil
 	}
 	return rt.capBody(resp)
@@ -301,13 +306,11 @@ func (rt *roundTripper) refuse(class refusal.Class, reason string) *refusal.Erro
 	return &refusal.Error{Class: class, Reason: reason, Server: rt.server, Origin: rt.origin}
 }
 
-// netError maps a transport failure to a fixed-text refusal: the egress or
-// TLS refusal it carries, else Class Transient ReasonNetwork.
-func (rt *roundTripper) netError(err error) *refusal.Error {
-	if m := mapNetError(err, rt.server, rt.origin); m != nil {
-		return m
-	}
-	return rt.refuse(refusal.Transient, ReasonNetwork)
+// netError maps a transport failure to a fixed-text error: the egress
+// refusal it carries, else a *NetError (Class Refused ReasonTLS, or Class
+// Transient ReasonNetwork) with its cause.
+func (rt *roundTripper) netError(err error) error {
+	return newNetError(err, rt.server, rt.origin)
 }
 
 func isSSE(resp *http.Response) bool { return mediaType(resp) == "text/event-stream" }

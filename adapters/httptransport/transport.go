@@ -20,10 +20,12 @@
 //     WithTraceparent);
 //   - caps every non-SSE response body (ReasonReceiveCap) before the SDK
 //     parses it, and sets the SDK's MaxEventSize for SSE to the same cap;
-//   - turns failures into *refusal.Error values that name at most the origin.
+//   - turns failures into *refusal.Error values that name at most the origin
+//     (a network failure into a *NetError, which adds a fixed cause word).
 //
 // Errors surface through the SDK, which wraps them in text that may embed
-// the URL: use Classify to get the typed error back.
+// the URL: use Classify to get the typed error back, and Cause for the
+// kind of network failure ("refused", "dns", "timeout", "tls", ...).
 package httptransport
 
 import (
@@ -307,7 +309,7 @@ func (d *admittedDialer) DialContext(ctx context.Context, network, addr string) 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)
+			return nil, &NetError{Cause: CauseDNS, Refusal: refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)}
 		}
 	}
 	var first error
@@ -330,8 +332,8 @@ func (d *admittedDialer) DialContext(ctx context.Context, network, addr string) 
 			first = err
 		}
 	}
-	if first == nil {
-		first = refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)
+	if first == nil { // the name resolved to no address
+		first = &NetError{Cause: CauseDNS, Refusal: refusal.New(refusal.Transient, ReasonNetwork, d.server).WithOrigin(d.origin)}
 	}
 	return nil, first
 }

@@ -296,8 +296,8 @@ func TestStatusMapping(t *testing.T) {
 		{name: "500 is transient", method: http.MethodPost, status: 500, class: refusal.Transient},
 		{name: "503 is transient", method: http.MethodPost, status: 503, class: refusal.Transient},
 		{name: "429 is transient", method: http.MethodPost, status: 429, class: refusal.Transient},
-		{name: "400 text is protocol", method: http.MethodPost, status: 400, ctype: "text/plain", class: refusal.Protocol},
-		{name: "404 without session is protocol", method: http.MethodPost, status: 404, class: refusal.Protocol},
+		{name: "400 text is refused", method: http.MethodPost, status: 400, ctype: "text/plain", class: refusal.Refused},
+		{name: "404 without session is refused", method: http.MethodPost, status: 404, class: refusal.Refused},
 		{name: "400 json-rpc error passes to the SDK", method: http.MethodPost, status: 400, ctype: "application/json", pass: true},
 		{name: "405 on GET passes to the SDK", method: http.MethodGet, status: 405, pass: true},
 	}
@@ -410,6 +410,11 @@ func TestReceiveCapThroughSession(t *testing.T) {
 				// refusal reaches the caller.
 				requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
 			}
+			// An SSE event over the cap fails in the SDK (MaxEventSize is
+			// the cap); Classify knows that error too.
+			r := Classify(err, "s", "")
+			assert.Equal(t, refusal.Protocol, r.Class)
+			assert.Equal(t, ReasonReceiveCap, r.Reason)
 		})
 	}
 }

@@ -23,6 +23,13 @@ type Conn struct {
 	// typed, secret-free refusal (for HTTP, httptransport.Classify). nil
 	// means mcpsession's own origin-only mapping.
 	Classify func(err error) *refusal.Error
+	// ClassifyConnect, when non-nil, maps an error of the initialize
+	// handshake in place of Classify (which still maps every later error),
+	// for a transport whose failures mean something else before the
+	// session is up: a stdio child that exits before it completes
+	// initialize is misconfigured (not retried), one that exits later has
+	// crashed (retried). Same contract as Classify.
+	ClassifyConnect func(err error) *refusal.Error
 	// Abort ends the connection at once: called when an in-flight call is
 	// abandoned (ctx cancelled or timed out), because the SDK cannot cancel
 	// a call cleanly. For stdio it kills the child. nil means Close the
@@ -41,6 +48,17 @@ type Conn struct {
 	// Release frees what the transport holds after the session ended (for
 	// HTTP, closing idle connections). May be nil.
 	Release func()
+	// InboundFilter, when non-nil, installs the session's inbound gate on
+	// the transport before it connects: the transport must then call admit
+	// with the method of every request and notification the server sends,
+	// before the SDK sees it, and drop the message when admit returns false
+	// (responses are never filtered). The gate coalesces list changes and
+	// progress and drops what the session ignores, so a flood of
+	// notifications cannot grow the SDK's handler queue without bound. nil
+	// means the transport cannot filter, and the SDK queues whatever
+	// arrives (stdiotransport.Transport.SetInboundFilter and
+	// httptransport.SetInboundFilter filter).
+	InboundFilter func(admit func(method string, call bool) bool)
 }
 
 // Dialer admits and constructs the transport for a target. It returns a

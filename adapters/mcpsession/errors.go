@@ -2,6 +2,7 @@ package mcpsession
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,14 +39,19 @@ var (
 // errMalformed marks a reply mcpsession could not re-encode.
 var errMalformed = errors.New("mcpsession: malformed reply")
 
-// classify maps an SDK error to a refusal. The Conn's Classify hook decides
-// first; when it has no hook, returns nil, or returns Class Internal (it
-// did not recognise the error — typically a JSON-RPC error reply, which is
-// not a transport matter), mcpsession's own mapping decides. Neither ever
-// copies err's text.
+// classify maps an SDK error to a refusal. The Conn's hook decides first
+// (ClassifyConnect for an error of the handshake when it is set, Classify
+// otherwise); when it has no hook, returns nil, or returns Class Internal
+// (it did not recognise the error — typically a JSON-RPC error reply,
+// which is not a transport matter), mcpsession's own mapping decides.
+// Neither ever copies err's text.
 func (s *session) classify(err error, o op) *refusal.Error {
-	if s.conn.Classify != nil {
-		if re := s.conn.Classify(err); re != nil && re.Class != refusal.Internal {
+	hook := s.conn.Classify
+	if o == opConnect && s.conn.ClassifyConnect != nil {
+		hook = s.conn.ClassifyConnect
+	}
+	if hook != nil {
+		if re := hook(err); re != nil && re.Class != refusal.Internal {
 			return s.stamp(re)
 		}
 	}
@@ -63,8 +70,16 @@ func ownClassify(err error, o op) *refusal.Error {
 		return &refusal.Error{Class: refusal.Protocol, Reason: "malformed_reply"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return ctxRefusal(err, "", "")
+	case errors.Is(err, mcp.ErrSessionMissing):
+		return &refusal.Error{Class: refusal.Transient, Reason: "session_missing", Detail: "the server no longer knows the session"}
 	case errors.Is(err, mcp.ErrConnectionClosed), isClosedErr(err):
 		return &refusal.Error{Class: refusal.Transient, Reason: "connection_closed"}
+	case isMalformed(err):
+		return &refusal.Error{Class: refusal.Protocol, Reason: "malformed_message", Detail: "the server sent a message that is not JSON-RPC"}
+	case isResultMismatch(err):
+		// A JSON-RPC reply whose result is not the request's (initialize
+		// included: the same server answers the same again).
+		return &refusal.Error{Class: refusal.Protocol, Reason: "malformed_reply"}
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
@@ -92,6 +107,44 @@ func ownClassify(err error, o op) *refusal.Error {
 		return &refusal.Error{Class: refusal.Transient, Reason: "network_error"}
 	}
 	return &refusal.Error{Class: o.fallbackClass, Reason: o.fallback}
+}
+
+// sdkMalformedPhrases are fixed phrases of the go-sdk's (v1.8.0) errors
+// for what a server sent that does not decode as a JSON-RPC message: they
+// are plain errors, so only their text tells them apart (it is matched,
+// never copied). TestMalformedMessages fails if a newer SDK changes them.
+var sdkMalformedPhrases = []string{
+	"failed to decode response",          // a JSON reply body (mcp/streamable.go)
+	"failed to decode event",             // an SSE event's data (mcp/streamable.go)
+	"unsupported content type",           // a reply neither JSON nor SSE (mcp/streamable.go)
+	"malformed line in SSE stream",       // an SSE line without a field (mcp/event.go)
+	"invalid message version tag",        // JSON that is not JSON-RPC 2.0 (internal/jsonrpc2)
+	"unmarshaling jsonrpc message",       // likewise
+	"invalid trailing data",              // a stdio line with more than one value (mcp/transport.go)
+	"JSON-RPC batching is not supported", // a batch at a version without batches
+}
+
+// isMalformed reports an SDK error for a message that does not decode: a
+// JSON syntax error in the chain, or one of sdkMalformedPhrases.
+func isMalformed(err error) bool {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return true
+	}
+	msg := err.Error()
+	for _, p := range sdkMalformedPhrases {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isResultMismatch reports a JSON type error in err's chain: a result that
+// is JSON-RPC but not of the request's result type.
+func isResultMismatch(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
 }
 
 // isClosedErr reports the errors a stream gives once its peer is gone.

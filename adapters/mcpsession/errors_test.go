@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -49,6 +50,12 @@ func TestOwnClassify(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, opCall, refusal.Transient, "deadline_exceeded"},
 		{"canceled", fmt.Errorf("%s: %w", canary, context.Canceled), opCall, refusal.Transient, "canceled"},
 		{"network", &netErr{}, opList, refusal.Transient, "network_error"},
+		{"json syntax", fmt.Errorf("calling %q: %w", canary, &json.SyntaxError{Offset: 1}), opConnect, refusal.Protocol, "malformed_message"},
+		{"json type on list", &json.UnmarshalTypeError{Value: canary, Type: reflect.TypeFor[[]string]()}, opList, refusal.Protocol, "malformed_reply"},
+		{"json type on initialize", fmt.Errorf("calling %q: %w", "initialize", &json.UnmarshalTypeError{Value: canary, Type: reflect.TypeFor[[]string]()}), opConnect, refusal.Protocol, "malformed_reply"},
+		{"undecodable response", fmt.Errorf("sending %q: failed to decode response: %s", canary, canary), opConnect, refusal.Protocol, "malformed_message"},
+		{"not json-rpc 2.0", fmt.Errorf("invalid message version tag %q; expected %q", canary, "2.0"), opCall, refusal.Protocol, "malformed_message"},
+		{"session missing", fmt.Errorf("%s: failed to connect (session ID: %s): %w", canary, canary, mcp.ErrSessionMissing), opCall, refusal.Transient, "session_missing"},
 		{"unknown on call", errors.New(canary), opCall, refusal.Protocol, "malformed_reply"},
 		{"unknown on connect", errors.New(canary), opConnect, refusal.Transient, "connect_failed"},
 	}

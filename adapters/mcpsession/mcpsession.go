@@ -27,7 +27,11 @@
 //     (ports.CallRequest.OnProgress) is passed to that call's OnProgress,
 //     its message cut to ports.MaxProgressMessage bytes; every other
 //     notification (logging, resource updated, progress for any other
-//     token, ...) is ignored.
+//     token, ...) is ignored. Over a transport with Conn.InboundFilter, a
+//     flood is coalesced before the SDK queues it: at most one message per
+//     method waits for the handler (a progress notification that arrives
+//     while another waits is dropped), and ignored methods are dropped
+//     (see Conn.InboundFilter).
 //   - Abandonment. A request whose ctx ends while it is in flight is
 //     abandoned: the SDK cannot cancel it cleanly, so the connection is
 //     aborted (Conn.Abort, for stdio a kill of the direct child) or, without
@@ -54,10 +58,13 @@
 //	Transient    connection_closed    the peer went away (EOF, closed pipe, SDK connection closed)
 //	Transient    transport_rejected   the transport refused the request (network, 429, 5xx)
 //	Transient    network_error        a network failure the Classify hook did not map
+//	Transient    session_missing      the HTTP server no longer knows the session (404 with its id)
 //	Protocol     call_rejected        a JSON-RPC error reply to tools/call (Detail names the code)
 //	Protocol     list_rejected        a JSON-RPC error reply to a list request
 //	Protocol     call_input_required  a multi-round-trip "input required" result
-//	Protocol     malformed_reply      a reply that does not decode
+//	Protocol     malformed_message    the server sent something that is not JSON-RPC (not JSON,
+//	                                  not JSON-RPC 2.0, a reply neither JSON nor SSE)
+//	Protocol     malformed_reply      a reply that does not decode as the request's result
 //
 // Close returns nil, or Class Transient "close_timeout" when the session
 // had not closed within twice Options.CloseTimeout (the Abort hook ran in
@@ -206,10 +213,12 @@ func refuseServerRequests(next mcp.MethodHandler) mcp.MethodHandler {
 //   - Class Transient, Reason "canceled" or "deadline_exceeded" when ctx
 //     ended before the session was up (the Conn's Abort hook runs if the
 //     handshake was in flight);
-//   - otherwise the Conn's Classify mapping, or mcpsession's own (Class
-//     Protocol "initialize_rejected" for a JSON-RPC error reply, Transient
-//     "connection_closed" when the peer went away, Config "spawn_failed"
-//     when a process could not start, Transient "connect_failed" else).
+//   - otherwise the Conn's ClassifyConnect (or Classify) mapping, or
+//     mcpsession's own (Class Protocol "initialize_rejected" for a JSON-RPC
+//     error reply, Protocol "malformed_message" for a reply that is not
+//     JSON-RPC, Transient "connection_closed" when the peer went away,
+//     Config "spawn_failed" when a process could not start, Transient
+//     "connect_failed" else).
 //
 // s.ListChanged (which must not block) is called from the SDK's
 // notification goroutine for each list_changed notification of a declared
@@ -246,6 +255,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
+	newInboundGate().install(client, conn)
 
 	// While the handshake is in flight, an ended ctx aborts the connection:
 	// the SDK's own cleanup of a stdio child that never answers takes

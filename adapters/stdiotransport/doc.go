@@ -29,10 +29,18 @@
 //     group, and when the direct child exits, what remains of its group is
 //     killed, so grandchildren do not outlive the session (a descendant
 //     that leaves the group, for example with setsid, is not tracked).
-//   - Stderr is drained and discarded; only its byte count is kept.
+//   - Stderr is drained: its byte count and its last StderrTailBytes
+//     (16 KiB) are kept in memory, and handed out only by
+//     Transport.StderrTail (at most StderrTailLines whole lines), never in
+//     an error. Stats reports the child's exit status, and whether it
+//     exited on its own or because this side ended it.
 //   - Every inbound line from the child's stdout is capped (the receive
 //     cap); a longer line ends the connection with a *refusal.Error of
-//     Class Protocol, Reason "receive_cap_exceeded".
+//     Class Protocol, Reason "receive_cap_exceeded". A line the SDK cannot
+//     decode ends it with Class Protocol, Reason "malformed_message".
+//   - An inbound filter (Transport.SetInboundFilter, mcpsession's gate)
+//     sees every request and notification before the SDK queues it, so a
+//     flood of notifications can be coalesced.
 //
 // Every failure is a *refusal.Error (package core/refusal) that carries the
 // server id and a stable reason word, never argv, an environment value, a
@@ -44,7 +52,7 @@
 //	Config       transport_kind_mismatch, command_empty, argv_invalid,
 //	             env_invalid, grant_env_invalid, program_not_found,
 //	             program_not_executable
-//	Protocol     receive_cap_exceeded
+//	Protocol     receive_cap_exceeded, malformed_message
 //	Transient    canceled, transport_closed, child_killed, spawn_failed,
 //	             close_timeout
 //	Unsupported  platform_unsupported (any GOOS but linux and darwin)

@@ -12,3 +12,4 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 func termGroup(int)                     {}
 func killGroup(int)                     {}
 func observeExit(int) bool              { return false }
+func exitedNow(int) bool                { return false }

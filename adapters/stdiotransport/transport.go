@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -39,18 +40,30 @@ type Transport struct {
 	p      *proc
 	conn   mcp.Connection
 
-	capErr      atomic.Pointer[refusal.Error]
-	stderrBytes atomic.Int64
+	endErr atomic.Pointer[refusal.Error]
+	stderr stderrTail
+	filter atomic.Pointer[func(method string, call bool) bool]
 }
 
-// Stats is what a Transport reports about its child. Stderr itself is
-// never kept or published.
+// Stats is what a Transport reports about its child.
 type Stats struct {
 	// StderrBytes counts the bytes the child (and its group) wrote to
-	// stderr; they were all discarded.
+	// stderr; only the last StderrTailBytes are kept (see StderrTail).
 	StderrBytes int64
 	// Exited reports that the direct child has exited and been reaped.
 	Exited bool
+	// ExitStatus is how the direct child ended, once Exited, as
+	// os.ProcessState.String() writes it: "exit status 3",
+	// "signal: killed", ...; "" before.
+	ExitStatus string
+	// ExitedOnItsOwn reports that ExitStatus is the child's own doing — a
+	// crash, a fatal error, an exit on bad configuration — rather than its
+	// answer to being stopped: this side sent it no signal, and it either
+	// failed (a non-zero status, a signal from elsewhere) or exited before
+	// this side began to end it (Close, Kill, or the close of the
+	// connection Connect returned, which closes its stdin). A success after
+	// its stdin was closed is not its own.
+	ExitedOnItsOwn bool
 }
 
 // Connect asks the authority again, re-checks the target against the new
@@ -97,7 +110,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if ctx.Err() != nil {
 		return nil, refuse(refusal.Transient, "canceled", id, "")
 	}
-	p, err := start(pl, t.launcher.opts, (*countingWriter)(&t.stderrBytes), t.done, id)
+	p, err := start(pl, t.launcher.opts, &t.stderr, t.done, id)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +119,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		var re *refusal.Error
 		if errors.As(err, &re) {
 			re.Server = id
-			t.capErr.CompareAndSwap(nil, re)
+			t.endErr.CompareAndSwap(nil, re)
 			return re
 		}
 		return err
@@ -120,25 +133,99 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		p.Close()
 		return nil, refuse(refusal.Internal, "connect_failed", id, "")
 	}
-	c := &killAwareConn{Connection: conn, p: p}
+	c := &killAwareConn{Connection: conn, p: p, t: t, lines: r}
 	t.p, t.conn = p, c
 	return c, nil
 }
 
 // killAwareConn reports every read failure after Kill as Transient
 // "child_killed", whichever way the SDK's reader learns of the end (a
-// closed pipe or its own closed connection).
+// closed pipe or its own closed connection), and a line the SDK could not
+// decode as Protocol "malformed_message" (recorded for Transport.Err). It
+// drops the requests and notifications the inbound filter refuses.
 type killAwareConn struct {
 	mcp.Connection
-	p *proc
+	p     *proc
+	t     *Transport
+	lines *lineCapReader // read by the SDK's reader until it fails
 }
 
+// lineSettle bounds how long killAwareConn reads on, after the SDK failed
+// to decode a line, to learn whether that line outgrows the receive cap.
+const lineSettle = 2 * time.Second
+
 func (c *killAwareConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, err := c.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if req, ok := m.(*jsonrpc.Request); ok {
+			if admit := c.t.filter.Load(); admit != nil && !(*admit)(req.Method, req.IsCall()) {
+				continue // dropped before the SDK queues it
+			}
+		}
+		return m, nil
+	}
+}
+
+func (c *killAwareConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if err != nil && c.p.killed.Load() {
+	if err == nil {
+		return m, nil
+	}
+	if c.p.killed.Load() {
 		return nil, refuse(refusal.Transient, "child_killed", c.p.server, "")
 	}
-	return m, err
+	if ctx.Err() == nil && !c.p.ending.Load() && isDecodeFailure(err) {
+		c.settleLine()
+		re := &refusal.Error{Class: refusal.Protocol, Reason: "malformed_message", Server: c.p.server,
+			Detail: "the server wrote a line that is not a JSON-RPC message"}
+		if !c.t.endErr.CompareAndSwap(nil, re) {
+			re = c.t.endErr.Load() // the line outgrew the cap meanwhile
+		}
+		return nil, re
+	}
+	return nil, err
+}
+
+// settleLine reads on, once the SDK's decoder has failed (its reader has
+// stopped: nothing else reads the pipe), to the end of the line being
+// read, for at most lineSettle and never past the receive cap. The decoder
+// stops at a line's first byte that is not JSON, so an endless line of
+// garbage would otherwise pass for any malformed line: read on, it
+// breaches the cap, which lineCapReader records as the transport's error.
+func (c *killAwareConn) settleLine() {
+	if c.lines.line == 0 {
+		return // the last byte delivered ended a line
+	}
+	_ = c.p.stdout.SetReadDeadline(time.Now().Add(lineSettle))
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.lines.Read(buf)
+		if bytes.IndexByte(buf[:n], '\n') >= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// isDecodeFailure reports whether err, returned by the SDK's stdio
+// connection, is its failure to decode what the child wrote rather than
+// the end of the stream: everything but a refusal (the receive cap), a
+// context error, a failed read of the pipe, and the errors of a stream
+// that has ended.
+func isDecodeFailure(err error) bool {
+	var re *refusal.Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &re), errors.As(err, &pe),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.ErrClosedPipe),
+		errors.Is(err, os.ErrClosed), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, mcp.ErrConnectionClosed):
+		return false
+	}
+	return true
 }
 
 // Close ends the child gracefully and closes the connection Connect
@@ -185,36 +272,80 @@ func (t *Transport) Kill() error {
 }
 
 // Err returns the *refusal.Error that made this side end the connection,
-// or nil: today only Class Protocol "receive_cap_exceeded", whose Detail
-// names the cap. A call in flight at the breach fails with this error
+// or nil: Class Protocol "receive_cap_exceeded" (an inbound line over the
+// cap; its Detail names the cap — also for a line of garbage that never
+// ends, though the SDK's decoder gives up at its first byte) or Class
+// Protocol "malformed_message" (a line the SDK could not decode as
+// JSON-RPC: not JSON, not JSON-RPC 2.0, trailing data). A call in flight at the breach fails with this error
 // (errors.As finds it); later calls fail with the SDK's
 // mcp.ErrConnectionClosed, so a session adapter consults Err to classify
 // them.
 func (t *Transport) Err() error {
-	if e := t.capErr.Load(); e != nil {
+	if e := t.endErr.Load(); e != nil {
 		return e
 	}
 	return nil
 }
 
-// Stats reports the stderr byte count and whether the child was reaped.
+// Stats reports the stderr byte count and whether and how the child
+// ended. Safe for concurrent use.
 func (t *Transport) Stats() Stats {
-	s := Stats{StderrBytes: t.stderrBytes.Load()}
+	s := Stats{StderrBytes: t.stderr.bytesWritten()}
 	select {
 	case <-t.done:
 		s.Exited = true
+		t.mu.Lock()
+		p := t.p
+		t.mu.Unlock()
+		if p != nil {
+			// Written by the reaper before done was closed.
+			s.ExitStatus, s.ExitedOnItsOwn = p.exitStatus, p.selfExit
+		}
 	default:
 	}
 	return s
 }
 
-// countingWriter counts and discards what is written to it.
-type countingWriter atomic.Int64
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	(*atomic.Int64)(w).Add(int64(len(p)))
-	return len(p), nil
+// WaitExited waits up to d for the child to have exited and been reaped,
+// and reports whether it has. It returns false at once when no child was
+// started. It ends nothing: see Close and Kill for that.
+func (t *Transport) WaitExited(d time.Duration) bool {
+	t.mu.Lock()
+	p := t.p
+	t.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	return p.wait(d)
 }
+
+// SetInboundFilter makes the connection ask admit about every request and
+// notification the child sends (its method, and whether it is a request)
+// before the SDK sees it, and drop it when admit returns false; responses
+// always pass. It is mcpsession's Conn.InboundFilter: the SDK queues every
+// inbound request and notification without bound, so a flood must be cut
+// here. admit is called from the SDK's reading goroutine and must not
+// block. A later call replaces the filter; nil removes it. Safe for
+// concurrent use.
+func (t *Transport) SetInboundFilter(admit func(method string, call bool) bool) {
+	if admit == nil {
+		t.filter.Store(nil)
+		return
+	}
+	t.filter.Store(&admit)
+}
+
+// StderrTail returns the end of what the child (and its process group)
+// wrote to stderr: the kept StderrTailBytes, as whole lines (a line cut by
+// the byte bound is dropped), at most the last StderrTailLines of them.
+//
+// It is the server's own output, as is: untrusted bytes that may hold
+// secrets (a server may print its environment or argv), invalid UTF-8 and
+// terminal control sequences. This package never puts it in an error, and
+// neither may a caller: mask it before showing it (composition does, with
+// the definition's secrets) and sanitize it for a terminal. Safe for
+// concurrent use, also while the child runs and after it was reaped.
+func (t *Transport) StderrTail() string { return t.stderr.tail() }
 
 // lineCapReader passes through r while every line (the bytes between two
 // '\n', the newline excluded) holds at most limit bytes. At the first
@@ -278,9 +409,16 @@ type proc struct {
 
 	mu         sync.Mutex
 	reaping    bool // the child has exited; its group was killed; no more signals
+	signalled  bool // this side sent the group SIGTERM or SIGKILL
 	killed     atomic.Bool
+	ending     atomic.Bool // this side began to end the child (Close or kill)
+	endedFirst atomic.Bool // the child had exited when this side began to end it
 	stdinOnce  sync.Once
 	stdoutOnce sync.Once
+
+	// Written by reap before done is closed; read only after done.
+	exitStatus string
+	selfExit   bool
 }
 
 // start spawns pl. Parent copies of the child's pipe ends are closed
@@ -350,18 +488,29 @@ func spawnRefusal(err error, dir, id string) error {
 // right after reaping, a window in which a reused group id could in theory
 // be signalled.
 func (p *proc) reap() {
-	if observeExit(p.pid) {
+	var signalled, early bool
+	observed := func() {
 		p.mu.Lock()
 		p.reaping = true
 		killGroup(p.pid)
+		signalled = p.signalled
+		early = p.endedFirst.Load() || !p.ending.Load()
 		p.mu.Unlock()
+	}
+	if observeExit(p.pid) {
+		observed()
 		_ = p.cmd.Wait()
 	} else {
 		_ = p.cmd.Wait()
-		p.mu.Lock()
-		p.reaping = true
-		killGroup(p.pid)
-		p.mu.Unlock()
+		observed()
+	}
+	if ps := p.cmd.ProcessState; ps != nil {
+		p.exitStatus = ps.String()
+		// A failure this side did not signal is the child's own (even
+		// when its stdin had been closed: a server ends with 0 then); a
+		// success is its own only when it came before this side began to
+		// end it.
+		p.selfExit = !signalled && (early || !ps.Success())
 	}
 	close(p.done)
 }
@@ -372,6 +521,7 @@ func (p *proc) signal(send func(pid int)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaping {
+		p.signalled = true
 		send(p.pid)
 	}
 }
@@ -390,9 +540,21 @@ func (p *proc) wait(d time.Duration) bool {
 func (p *proc) closeStdin()  { p.stdinOnce.Do(func() { p.stdin.Close() }) }
 func (p *proc) closeStdout() { p.stdoutOnce.Do(func() { p.stdout.Close() }) }
 
+// beginEnding marks that this side is ending the child, noting first
+// whether the child had already exited on its own (where that can be seen
+// without reaping), so the reaper does not take its exit for an answer to
+// being stopped.
+func (p *proc) beginEnding() {
+	if !p.ending.Load() && exitedNow(p.pid) {
+		p.endedFirst.Store(true)
+	}
+	p.ending.Store(true)
+}
+
 // kill ends the group now and closes both pipes, unblocking any read or
 // write in flight.
 func (p *proc) kill() {
+	p.beginEnding()
 	p.killed.Store(true)
 	p.signal(killGroup)
 	p.closeStdin()
@@ -405,6 +567,7 @@ func (p *proc) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 // Close is the graceful shutdown (see Transport.Close). The SDK's
 // connection calls it exactly once.
 func (p *proc) Close() error {
+	p.beginEnding()
 	p.closeStdin()
 	if !p.killed.Load() && !p.wait(p.opts.CloseGrace) {
 		p.signal(termGroup)

@@ -1,0 +1,292 @@
+package httptransport
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SetInboundFilter makes tr, a transport Factory.Transport returned, ask
+// admit about every request and notification the server sends in an SSE
+// stream (its method, and whether it is a request) before the SDK reads
+// it, and drop the event when admit returns false; responses and events
+// the SDK would not decode as a message pass unchanged. It is mcpsession's
+// Conn.InboundFilter: the SDK queues every inbound request and
+// notification without bound, so a flood must be cut here. A JSON reply
+// carries one message, the answer to one request, and is not filtered.
+// admit is called from the goroutine reading the stream and must not
+// block. A later call replaces the filter; nil removes it (for streams
+// opened after the call). It reports false, doing nothing, when tr was not
+// made by this package. Safe for concurrent use.
+func SetInboundFilter(tr *mcp.StreamableClientTransport, admit func(method string, call bool) bool) bool {
+	if tr == nil || tr.HTTPClient == nil {
+		return false
+	}
+	rt, ok := tr.HTTPClient.Transport.(*roundTripper)
+	if !ok {
+		return false
+	}
+	if admit == nil {
+		rt.filter.Store(nil)
+	} else {
+		rt.filter.Store(&admit)
+	}
+	return true
+}
+
+// sseFilter passes an SSE stream through, event by event, dropping the
+// events whose message the filter refuses. It splits the stream exactly as
+// the go-sdk's reader does (mcp/event.go): lines end at '\n', a trailing
+// '\r' is trimmed, an empty line ends an event, a line is "field:value";
+// so what it judges is what the SDK will read. An event longer than limit
+// is passed on unjudged (the SDK refuses it, since its MaxEventSize is the
+// same cap), and so is anything after a read error.
+type sseFilter struct {
+	body  io.ReadCloser
+	r     *bufio.Reader
+	admit func(method string, call bool) bool
+	limit int
+
+	event   []byte // the raw lines of the event being read
+	content bool   // the line being read has a byte other than '\r' and '\n'
+	over    bool   // the event outgrew limit: its lines pass as they come
+	out     []byte // what Read hands out next
+	err     error
+}
+
+func newSSEFilter(body io.ReadCloser, admit func(string, bool) bool, limit int64) *sseFilter {
+	l := int(min(limit, int64(int(^uint(0)>>1))))
+	return &sseFilter{body: body, r: bufio.NewReaderSize(body, 32<<10), admit: admit, limit: l}
+}
+
+func (f *sseFilter) Close() error { return f.body.Close() }
+
+func (f *sseFilter) Read(p []byte) (int, error) {
+	for len(f.out) == 0 && f.err == nil {
+		f.step()
+	}
+	if len(f.out) > 0 {
+		n := copy(p, f.out)
+		f.out = f.out[n:]
+		if len(f.out) == 0 {
+			f.out = nil
+		}
+		return n, nil
+	}
+	return 0, f.err
+}
+
+// step reads one line (or the part of it that fits the reader's buffer)
+// and moves the event forward.
+func (f *sseFilter) step() {
+	frag, err := f.r.ReadSlice('\n')
+	if len(frag) > 0 {
+		if !f.content && len(bytes.Trim(frag, "\r\n")) > 0 {
+			f.content = true
+		}
+		if f.over {
+			f.out = append(f.out, frag...)
+		} else {
+			f.event = append(f.event, frag...)
+			if len(f.event) > f.limit {
+				f.out = append(f.out, f.event...)
+				f.event, f.over = f.event[:0], true
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return // the rest of the line follows
+	case err != nil:
+		// The end of the stream (or a failure). The SDK delivers an event
+		// cut by the end of the stream too, so it is judged as well.
+		if !f.over && len(f.event) > 0 && f.keep(f.event) {
+			f.out = append(f.out, f.event...)
+		}
+		f.event, f.err = nil, err
+		return
+	}
+	// A whole line ended with frag; only an empty one ends the event.
+	content := f.content
+	f.content = false
+	if content {
+		return
+	}
+	if f.over {
+		f.over = false
+		return
+	}
+	if f.keep(f.event) {
+		f.out = append(f.out, f.event...)
+	}
+	f.event = f.event[:0]
+}
+
+// keep decides one whole event (its raw lines, the empty line included).
+func (f *sseFilter) keep(event []byte) bool {
+	var name string
+	var data []byte
+	hasData := false
+	for line := range bytes.SplitSeq(event, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			continue
+		}
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return true // malformed: the SDK fails the stream on it
+		}
+		switch string(key) {
+		case "event":
+			name = string(bytes.TrimSpace(val))
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimSpace(val)...)
+			hasData = true
+		}
+	}
+	if len(data) == 0 || (name != "" && name != "message") {
+		return true // the SDK skips it, or it is no message
+	}
+	method, call, ok := topMethod(data)
+	if !ok {
+		return true // a response, or what the SDK will fail to decode
+	}
+	return f.admit(method, call)
+}
+
+// topMethod returns the string value of the top-level "method" member of
+// the JSON object data, and whether it has a top-level "id" member that is
+// not null (a request, not a notification); ok is false when data is not
+// an object with a string "method". Members are matched by their exact
+// (unescaped) name, and the last of duplicate members counts, as the
+// go-sdk's decoder does. Values are skipped, not decoded, except the
+// method string. It never allocates more than the method's copy.
+func topMethod(data []byte) (method string, call, ok bool) {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return "", false, false
+	}
+	i++
+	for {
+		i = skipWS(data, i)
+		if i >= len(data) || data[i] == '}' {
+			if !ok {
+				return "", false, false
+			}
+			return method, call, true
+		}
+		switch data[i] {
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return "", false, false
+		}
+		kend := skipString(data, i)
+		if kend < 0 {
+			return "", false, false
+		}
+		key := data[i:kend]
+		i = skipWS(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return "", false, false
+		}
+		i = skipWS(data, i+1)
+		vend := skipValue(data, i)
+		if vend < 0 {
+			return "", false, false
+		}
+		switch {
+		case keyIs(key, "method"):
+			method, ok = "", false
+			if data[i] == '"' {
+				if err := json.Unmarshal(data[i:vend], &method); err == nil {
+					ok = true
+				}
+			}
+		case keyIs(key, "id"):
+			call = !bytes.Equal(data[i:vend], []byte("null"))
+		}
+		i = vend
+	}
+}
+
+// keyIs reports whether the quoted JSON string key is name once unescaped.
+func keyIs(key []byte, name string) bool {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+	}
+	var s string
+	return json.Unmarshal(key, &s) == nil && s == name
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] (a
+// quote), or -1 when it does not end.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at b[i], or
+// -1 when it does not end. Objects and arrays are skipped by bracket
+// depth, strings inside them respected; scalars run to the next
+// delimiter.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end := skipString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[j])) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}

@@ -23,10 +23,11 @@
 // when both parts are plain ASCII letters, digits, '_' and '-', the server
 // part contains no "__" and does not end with '_' (so the first "__" after
 // the prefix splits the name back into its pair), and the name fits in 64
-// characters. Any other pair gets a sanitized name: characters outside the
-// set become '_', both parts are shortened to fit, and a suffix of '_'
-// plus 12 hex digits of SHA-256 over the exact (server, tool) pair keeps
-// distinct pairs apart:
+// characters. Any other pair, whatever its length and bytes (empty,
+// invalid UTF-8, NUL, thousands of characters), gets a sanitized name:
+// characters outside the set become '_', both parts are shortened to fit,
+// and a suffix of '_' plus 12 hex digits of SHA-256 over the exact
+// (server, tool) pair keeps distinct pairs apart:
 //
 //	mcp__<server'>__<tool'>_<hash>
 //

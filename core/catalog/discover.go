@@ -19,7 +19,7 @@ const (
 	DefaultPageTimeout = 30 * time.Second
 	// DefaultMaxItems bounds the items kept per list kind of one server
 	// (tools and dropped tools count alike): five times a server of
-	// 10,000 tools, where the largest real servers list a few thousand.
+	// 10,000 tools, itself far more than common servers list.
 	DefaultMaxItems = 50_000
 	// DefaultMaxBytes bounds the bytes kept per list kind of one server,
 	// counted as Discover documents (about the compact JSON the server
@@ -28,8 +28,9 @@ const (
 	// catalog well under 1 GiB: at most 256 MiB of listings for the four
 	// kinds, of which a catalog keeps the raw prompts and resources and,
 	// of tools, only names, descriptions and packed narrowed schemas. While
-	// Discover runs, decoded tools take some four to five times their
-	// JSON size (map[string]any values), so about 300 MiB at the bound.
+	// Discover runs, decoded tools take about five times their JSON size
+	// (map[string]any values), so some 330 MiB at the bound, and the four
+	// kinds together stay near 512 MiB.
 	DefaultMaxBytes = 64 << 20
 )
 

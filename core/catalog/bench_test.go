@@ -260,3 +260,20 @@ func BenchmarkSpec(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolSize is Discover's byte count of 10,000 realistic tools
+// (see toolSize), the part of BenchmarkDiscoverBuild10k the byte bound
+// adds.
+func BenchmarkToolSize(b *testing.B) {
+	tools := decodeTools(b, realisticToolsJSON(10_000, true))
+	b.ReportAllocs()
+	for b.Loop() {
+		var n int64
+		for i := range tools {
+			n += toolSize(&tools[i], DefaultMaxBytes)
+		}
+		if n == 0 {
+			b.Fatal("no size")
+		}
+	}
+}

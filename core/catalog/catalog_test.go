@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/ports"
+	"github.com/mcpward/mcpward/ports/portstest"
 )
 
 func hostNames(tools []*Tool) []string {
@@ -255,4 +256,55 @@ func TestSharedSchemaSharesValidator(t *testing.T) {
 	var ae *ArgumentError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "/x", ae.Path)
+}
+
+// TestBuildNamesOfAnyLength pins the fix of a panic: a tool name longer
+// than the host-facing name (65 characters and up; MCP allows 128) made
+// Build slice the host name at a negative index.
+func TestBuildNamesOfAnyLength(t *testing.T) {
+	for _, tc := range []struct{ server, tool string }{
+		{"srv", strings.Repeat("a", 56)},  // the longest plain name
+		{"srv", strings.Repeat("a", 57)},  // sanitized, shorter than 64
+		{"srv", strings.Repeat("a", 64)},  // as long as the host name
+		{"srv", strings.Repeat("a", 65)},  // panicked
+		{"srv", strings.Repeat("a", 128)}, // the longest MCP allows
+		{"srv", strings.Repeat("a", 129)},
+		{"srv", strings.Repeat("é", 100)},
+		{"srv", strings.Repeat("\x00\xff", 5000)},
+		{"srv", strings.Repeat("b", 10_000)},
+		{strings.Repeat("s", 10_000), strings.Repeat("t", 10_000)},
+		{"", strings.Repeat("a", 65)},
+	} {
+		t.Run(fmt.Sprintf("%d/%d", len(tc.server), len(tc.tool)), func(t *testing.T) {
+			tools := []ports.ToolItem{item(t, tc.tool, `{}`), item(t, tc.tool+"x", `{}`)}
+			t.Run("Build", func(t *testing.T) {
+				checkLongNames(t, tc.server, tc.tool, Build(tc.server, ports.SessionIdentity{ServerID: tc.server}, Lists{Tools: tools}, nil, nil))
+			})
+			t.Run("Discover", func(t *testing.T) {
+				// Discover narrows page by page; Build then names the tools.
+				id := ports.SessionIdentity{ServerID: tc.server, Declared: []ports.ListKind{ports.ListTools}}
+				sess := connect(t, portstest.SessionScript{Identity: id, Pages: map[ports.ListKind]map[string]ports.Page{
+					ports.ListTools: {"": {Tools: tools}},
+				}})
+				l, err := Discover(context.Background(), sess, nil)
+				require.NoError(t, err)
+				checkLongNames(t, tc.server, tc.tool, Build(tc.server, id, l, nil, nil))
+			})
+		})
+	}
+}
+
+// checkLongNames checks the catalog of the tools name and name+"x".
+func checkLongNames(t *testing.T, server, name string, cat *Catalog) {
+	require.Empty(t, cat.Rejected)
+	require.Len(t, cat.Tools, 2)
+	for i, tool := range cat.Tools {
+		assert.Regexp(t, modelName, tool.HostName())
+		assert.Equal(t, ToolName(server, tool.ServerName()), tool.HostName())
+		got, ok := cat.Tool(tool.HostName())
+		assert.True(t, ok)
+		assert.Same(t, tool, got)
+		assert.NotEqual(t, cat.Tools[1-i].HostName(), tool.HostName())
+	}
+	assert.ElementsMatch(t, []string{name, name + "x"}, []string{cat.Tools[0].ServerName(), cat.Tools[1].ServerName()})
 }

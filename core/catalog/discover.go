@@ -17,6 +17,21 @@ const (
 	DefaultMaxPages = 1000
 	// DefaultPageTimeout bounds each page request.
 	DefaultPageTimeout = 30 * time.Second
+	// DefaultMaxItems bounds the items kept per list kind of one server
+	// (tools and dropped tools count alike): five times a server of
+	// 10,000 tools, itself far more than common servers list.
+	DefaultMaxItems = 50_000
+	// DefaultMaxBytes bounds the bytes kept per list kind of one server,
+	// counted as Discover documents (about the compact JSON the server
+	// sent). 64 MiB holds 10,000 tools of 6.5 KiB each on average, where
+	// most real tools take 0.5 to 3 KiB; and it keeps one server's retained
+	// catalog well under 1 GiB: at most 256 MiB of listings for the four
+	// kinds, of which a catalog keeps the raw prompts and resources and,
+	// of tools, only names, descriptions and packed narrowed schemas. While
+	// Discover runs, decoded tools take about five times their JSON size
+	// (map[string]any values), so some 330 MiB at the bound, and the four
+	// kinds together stay near 512 MiB.
+	DefaultMaxBytes = 64 << 20
 )
 
 // Partial reasons (values of Lists.Partial and Catalog.Partial).
@@ -31,6 +46,12 @@ const (
 	// PartialListFailed: a page request failed, or ctx ended before the
 	// list was drained.
 	PartialListFailed = "list_failed"
+	// PartialItemsExceeded: MaxItems items were kept and the server
+	// listed more (on the same page or behind a next cursor).
+	PartialItemsExceeded = "discovery_items_exceeded"
+	// PartialBytesExceeded: the next item (or next cursor) would have
+	// taken the kind's bytes over MaxBytes.
+	PartialBytesExceeded = "discovery_bytes_exceeded"
 )
 
 // DiscoverOptions bounds Discover. nil means the defaults.
@@ -41,6 +62,12 @@ type DiscoverOptions struct {
 	// PageTimeout bounds each page request; 0 (or less) means
 	// DefaultPageTimeout.
 	PageTimeout time.Duration
+	// MaxItems is the item bound per list kind; 0 (or less) means
+	// DefaultMaxItems.
+	MaxItems int
+	// MaxBytes is the byte bound per list kind; 0 (or less) means
+	// DefaultMaxBytes.
+	MaxBytes int64
 }
 
 // Lists is what Discover drained, before Build: every item in the
@@ -67,10 +94,26 @@ var listKinds = [...]ports.ListKind{ports.ListTools, ports.ListPrompts, ports.Li
 // Discover drains, page by page, every list kind sess.Identity().Declared
 // names, and never calls the list method of an undeclared kind. Each kind
 // is bounded by opts.MaxPages pages, a per-page timeout of opts.PageTimeout
-// on a ctx derived from ctx, and repeated-cursor detection: a next cursor
-// already requested for that kind stops it. A kind that stops early is in
+// on a ctx derived from ctx, repeated-cursor detection (a next cursor
+// already requested for that kind stops it), and totals of opts.MaxItems
+// items and opts.MaxBytes bytes. A kind that stops early is in
 // Lists.Partial with a Partial* reason and keeps the items gathered so
 // far; a partial list is never reported complete.
+//
+// Items and bytes are counted as the session delivers them, item by item
+// in the server's order, and a kind keeps every item that fits in both
+// bounds up to the first that does not: then it stops, with
+// PartialItemsExceeded or PartialBytesExceeded, and no later page is
+// requested. A tool and a dropped tool (Page.Dropped, counted after the
+// page's tools) are one item each, and so is each raw item of the other
+// kinds. A raw item counts its length; a dropped tool its name and reason
+// plus 16; a tool its name, title and description plus 32, plus the sizes
+// of its inputSchema and _meta as compact JSON, estimated from the decoded
+// values without encoding them (a string its length plus 2, a number 8
+// bytes, a value nested over 10,001 levels more than any bound). Each next
+// cursor counts its length too. A kind whose list ends exactly at a bound
+// is complete; one whose last kept page still has a next cursor when the
+// items are used up is PartialItemsExceeded.
 //
 // A failed page request stops its kind (PartialListFailed, or
 // PartialPageTimeout when the per-page timeout fired while ctx had not
@@ -88,13 +131,19 @@ var listKinds = [...]ports.ListKind{ports.ListTools, ports.ListPrompts, ports.Li
 // the tools of the previous one on a goroutine of its own, which has ended
 // when it returns; Build then uses those narrowed schemas.
 func Discover(ctx context.Context, sess ports.Session, opts *DiscoverOptions) (Lists, error) {
-	maxPages, timeout := DefaultMaxPages, DefaultPageTimeout
+	b := bounds{maxPages: DefaultMaxPages, timeout: DefaultPageTimeout, maxItems: DefaultMaxItems, maxBytes: DefaultMaxBytes}
 	if opts != nil {
 		if opts.MaxPages > 0 {
-			maxPages = opts.MaxPages
+			b.maxPages = opts.MaxPages
 		}
 		if opts.PageTimeout > 0 {
-			timeout = opts.PageTimeout
+			b.timeout = opts.PageTimeout
+		}
+		if opts.MaxItems > 0 {
+			b.maxItems = opts.MaxItems
+		}
+		if opts.MaxBytes > 0 {
+			b.maxBytes = min(opts.MaxBytes, maxBytesCap)
 		}
 	}
 	id := sess.Identity()
@@ -121,7 +170,7 @@ func Discover(ctx context.Context, sess ports.Session, opts *DiscoverOptions) (L
 		if kind == ports.ListTools {
 			pr = startPreparer()
 		}
-		reason, err := drain(ctx, sess, id.ServerID, kind, maxPages, timeout, &l, pr)
+		reason, err := drain(ctx, sess, id.ServerID, kind, b, &l, pr)
 		if reason != "" {
 			mark(kind, reason)
 		}
@@ -136,20 +185,88 @@ func Discover(ctx context.Context, sess ports.Session, opts *DiscoverOptions) (L
 	return l, first
 }
 
+// maxBytesCap caps DiscoverOptions.MaxBytes (1 EiB is no bound in
+// practice), so that the byte counts never overflow.
+const maxBytesCap = 1 << 60
+
+// bounds are the resolved DiscoverOptions.
+type bounds struct {
+	maxPages int
+	timeout  time.Duration
+	maxItems int
+	maxBytes int64
+}
+
+// tally counts what one kind kept against its bounds.
+type tally struct {
+	bounds
+	items int
+	bytes int64
+}
+
+// take counts one item of size bytes, or returns the Partial* reason when
+// it does not fit.
+func (t *tally) take(size int64) string {
+	if t.items >= t.maxItems {
+		return PartialItemsExceeded
+	}
+	if size > t.maxBytes-t.bytes {
+		return PartialBytesExceeded
+	}
+	t.items++
+	t.bytes += size
+	return ""
+}
+
+// takeTools counts the tools in order and returns how many fit, and the
+// Partial* reason when not all did.
+func (t *tally) takeTools(tools []ports.ToolItem) (int, string) {
+	for i := range tools {
+		if t.items >= t.maxItems { // before the walk of toolSize
+			return i, PartialItemsExceeded
+		}
+		if r := t.take(toolSize(&tools[i], t.maxBytes-t.bytes)); r != "" {
+			return i, r
+		}
+	}
+	return len(tools), ""
+}
+
+// takeDropped counts the dropped tools in order like takeTools.
+func (t *tally) takeDropped(dropped []ports.DroppedTool) (int, string) {
+	for i, d := range dropped {
+		if r := t.take(sizeDropped + int64(len(d.Name)) + int64(len(d.Reason))); r != "" {
+			return i, r
+		}
+	}
+	return len(dropped), ""
+}
+
+// takeRaw counts the raw items in order like takeTools.
+func (t *tally) takeRaw(items []json.RawMessage) (int, string) {
+	for i, it := range items {
+		if r := t.take(int64(len(it))); r != "" {
+			return i, r
+		}
+	}
+	return len(items), ""
+}
+
 // drain fetches the pages of one kind into l and returns the Partial*
 // reason when it stopped early, and the page error that stopped it.
 // Each tools page is handed to pr to be narrowed meanwhile.
-func drain(ctx context.Context, sess ports.Session, serverID string, kind ports.ListKind, maxPages int, timeout time.Duration, l *Lists, pr *preparer) (string, error) {
+func drain(ctx context.Context, sess ports.Session, serverID string, kind ports.ListKind, b bounds, l *Lists, pr *preparer) (string, error) {
 	seen := make(map[string]struct{})
 	cursor := ""
+	t := tally{bounds: b}
 	for pages := 0; ; pages++ {
-		if pages == maxPages {
+		if pages == b.maxPages {
 			return PartialPageLimit, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return PartialListFailed, err
 		}
-		pctx, cancel := context.WithTimeout(ctx, timeout)
+		pctx, cancel := context.WithTimeout(ctx, b.timeout)
 		page, err := sess.List(pctx, kind, cursor)
 		timedOut := errors.Is(pctx.Err(), context.DeadlineExceeded)
 		cancel()
@@ -166,10 +283,16 @@ func drain(ctx context.Context, sess ports.Session, serverID string, kind ports.
 			}
 			return PartialListFailed, err
 		}
+		var over string
 		if kind == ports.ListTools {
-			l.Tools = append(l.Tools, page.Tools...)
-			l.Dropped = append(l.Dropped, page.Dropped...)
-			pr.add(page.Tools)
+			n, r := t.takeTools(page.Tools)
+			over = r
+			l.Tools = append(l.Tools, page.Tools[:n]...)
+			pr.add(page.Tools[:n])
+			if over == "" {
+				n, over = t.takeDropped(page.Dropped)
+				l.Dropped = append(l.Dropped, page.Dropped[:n]...)
+			}
 		} else {
 			items := &l.Prompts
 			switch kind {
@@ -178,11 +301,23 @@ func drain(ctx context.Context, sess ports.Session, serverID string, kind ports.
 			case ports.ListResourceTemplates:
 				items = &l.ResourceTemplates
 			}
-			*items = append(*items, page.Items...)
+			n, r := t.takeRaw(page.Items)
+			over = r
+			*items = append(*items, page.Items[:n]...)
+		}
+		if over != "" {
+			return over, nil
 		}
 		if page.NextCursor == "" {
 			return "", nil
 		}
+		if t.items >= t.maxItems {
+			return PartialItemsExceeded, nil
+		}
+		if int64(len(page.NextCursor)) > t.maxBytes-t.bytes {
+			return PartialBytesExceeded, nil
+		}
+		t.bytes += int64(len(page.NextCursor))
 		seen[cursor] = struct{}{}
 		if _, again := seen[page.NextCursor]; again {
 			return PartialRepeatedCursor, nil

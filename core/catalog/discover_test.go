@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -374,4 +376,194 @@ func TestDiscoverPreparesNarrowing(t *testing.T) {
 	tool, ok := cat2.Tool("mcp__srv__a")
 	require.True(t, ok)
 	assert.Equal(t, `{"properties":{"z":{"type":"string"}},"type":"object"}`, string(tool.Spec().InputSchema))
+}
+
+// sizedTools returns n tools of one page, named t<first>..., each of
+// exactly size bytes by toolSize (size ≥ sizeTool+12).
+func sizedTools(first, n int, size int64) []ports.ToolItem {
+	out := make([]ports.ToolItem, n)
+	for i := range out {
+		name := fmt.Sprintf("t%05d", first+i)
+		// {"d":"<pad>"}: 2 braces, 4 and "d" for the member, 2 quotes.
+		pad := int(size) - sizeTool - len(name) - 9
+		out[i] = ports.ToolItem{Name: name, InputSchema: map[string]any{"d": strings.Repeat("x", pad)}}
+	}
+	return out
+}
+
+// sizedPages returns pages of per tools each (size bytes each), chained by
+// cursors "c1", "c2", ... of cursorLen bytes.
+func sizedPages(pages, per int, size int64, cursorLen int) map[string]ports.Page {
+	cursor := func(i int) string {
+		if i == 0 {
+			return ""
+		}
+		c := fmt.Sprintf("c%d", i)
+		return c + strings.Repeat("_", cursorLen-len(c))
+	}
+	out := map[string]ports.Page{}
+	for i := range pages {
+		p := ports.Page{Tools: sizedTools(i*per, per, size)}
+		if i < pages-1 {
+			p.NextCursor = cursor(i + 1)
+		}
+		out[cursor(i)] = p
+	}
+	return out
+}
+
+func rawItems(n, size int) []json.RawMessage {
+	out := make([]json.RawMessage, n)
+	for i := range out {
+		out[i] = json.RawMessage(`{"name":"` + strings.Repeat("p", size-11) + `"}`)
+	}
+	return out
+}
+
+func TestDiscoverBounds(t *testing.T) {
+	const size = 100 // bytes per tool
+	deep := any("leaf")
+	for range maxSizeDepth + 1 {
+		deep = []any{deep}
+	}
+	type want struct {
+		tools, dropped, prompts, requests int
+		partial                           map[ports.ListKind]string
+	}
+	tools := func(reason string) map[ports.ListKind]string {
+		return map[ports.ListKind]string{ports.ListTools: reason}
+	}
+	for _, tt := range []struct {
+		name  string
+		pages map[ports.ListKind]map[string]ports.Page
+		opts  *DiscoverOptions
+		want  want
+	}{
+		{"items within one page",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(1, 10, size, 2)},
+			&DiscoverOptions{MaxItems: 4}, want{tools: 4, requests: 1, partial: tools(PartialItemsExceeded)}},
+		{"items across pages",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(3, 2, size, 2)},
+			&DiscoverOptions{MaxItems: 3}, want{tools: 3, requests: 2, partial: tools(PartialItemsExceeded)}},
+		{"items used up with a next cursor: no further request",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(3, 2, size, 2)},
+			&DiscoverOptions{MaxItems: 4}, want{tools: 4, requests: 2, partial: tools(PartialItemsExceeded)}},
+		{"items exactly at the end of the list are complete",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(3, 2, size, 2)},
+			&DiscoverOptions{MaxItems: 6}, want{tools: 6, requests: 3}},
+		{"dropped tools are items",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: {"": {
+				Tools:   sizedTools(0, 2, size),
+				Dropped: []ports.DroppedTool{{Name: "d1", Reason: "r"}, {Name: "d2", Reason: "r"}},
+			}}},
+			&DiscoverOptions{MaxItems: 3}, want{tools: 2, dropped: 1, requests: 1, partial: tools(PartialItemsExceeded)}},
+		{"bytes within one page",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(1, 10, size, 2)},
+			&DiscoverOptions{MaxBytes: 3*size + size/2}, want{tools: 3, requests: 1, partial: tools(PartialBytesExceeded)}},
+		{"bytes across pages, cursors counted",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(3, 2, size, 10)},
+			&DiscoverOptions{MaxBytes: 4*size + 10}, want{tools: 4, requests: 2, partial: tools(PartialBytesExceeded)}},
+		{"bytes exactly at the end of the list are complete",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(3, 2, size, 10)},
+			&DiscoverOptions{MaxBytes: 6*size + 2*10}, want{tools: 6, requests: 3}},
+		{"a cursor over the bound stops the list",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: sizedPages(2, 2, size, 1000)},
+			&DiscoverOptions{MaxBytes: 2*size + 999}, want{tools: 2, requests: 1, partial: tools(PartialBytesExceeded)}},
+		{"one tool larger than the bound",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: {"": {Tools: sizedTools(0, 1, 10_000)}}},
+			&DiscoverOptions{MaxBytes: 9_999}, want{requests: 1, partial: tools(PartialBytesExceeded)}},
+		{"a value nested too deep is over any bound",
+			map[ports.ListKind]map[string]ports.Page{ports.ListTools: {"": {Tools: []ports.ToolItem{
+				{Name: "t00000", InputSchema: map[string]any{}}, {Name: "deep", InputSchema: map[string]any{"default": deep}},
+			}}}},
+			nil, want{tools: 1, requests: 1, partial: tools(PartialBytesExceeded)}},
+		{"raw items by their length, each kind on its own",
+			map[ports.ListKind]map[string]ports.Page{
+				ports.ListTools:   sizedPages(1, 5, size, 2),
+				ports.ListPrompts: {"": {Items: rawItems(5, 20)}},
+			},
+			&DiscoverOptions{MaxBytes: 5 * size}, want{tools: 5, prompts: 5, requests: 2}},
+		{"raw items over the bound",
+			map[ports.ListKind]map[string]ports.Page{ports.ListPrompts: {"": {Items: rawItems(5, 20)}}},
+			&DiscoverOptions{MaxBytes: 59}, want{prompts: 2, requests: 1,
+				partial: map[ports.ListKind]string{ports.ListPrompts: PartialBytesExceeded}}},
+		{"DefaultMaxItems",
+			map[ports.ListKind]map[string]ports.Page{ports.ListPrompts: {"": {Items: rawItems(DefaultMaxItems+1, 12)}}},
+			nil, want{prompts: DefaultMaxItems, requests: 1,
+				partial: map[ports.ListKind]string{ports.ListPrompts: PartialItemsExceeded}}},
+		{"DefaultMaxBytes",
+			map[ports.ListKind]map[string]ports.Page{ports.ListPrompts: {"": {Items: func() []json.RawMessage {
+				half := json.RawMessage(strings.Repeat(" ", DefaultMaxBytes/2))
+				return []json.RawMessage{half, half, json.RawMessage(`{}`)}
+			}()}}},
+			nil, want{prompts: 2, requests: 1,
+				partial: map[ports.ListKind]string{ports.ListPrompts: PartialBytesExceeded}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var declared []ports.ListKind
+			for _, k := range allKinds {
+				if tt.pages[k] != nil {
+					declared = append(declared, k)
+				}
+			}
+			sess := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: declared}, Pages: tt.pages})
+			l, err := Discover(context.Background(), sess, tt.opts)
+			require.NoError(t, err)
+			assert.Len(t, l.Tools, tt.want.tools)
+			assert.Len(t, l.Dropped, tt.want.dropped)
+			assert.Len(t, l.Prompts, tt.want.prompts)
+			assert.Len(t, sess.Lists(), tt.want.requests)
+			assert.Equal(t, tt.want.partial, l.Partial)
+			for i, tool := range l.Tools {
+				assert.Equal(t, fmt.Sprintf("t%05d", i), tool.Name, "the server's first tools are kept")
+			}
+
+			// The bound reaches the catalog, which is not complete.
+			cat := Build("srv", sess.Identity(), l, nil, nil)
+			assert.Equal(t, tt.want.partial, cat.Partial)
+			assert.Equal(t, tt.want.partial == nil, cat.Complete())
+		})
+	}
+}
+
+func TestToolSize(t *testing.T) {
+	// The estimate of realistic tools is close to their compact JSON.
+	for _, it := range decodeTools(t, realisticToolsJSON(20, true)) {
+		b, err := json.Marshal(map[string]any{"name": it.Name, "description": it.Description, "inputSchema": it.InputSchema})
+		require.NoError(t, err)
+		got := toolSize(&it, math.MaxInt64/2)
+		assert.InDelta(t, 1, float64(got)/float64(len(b)), 0.15, "estimate %d, JSON %d", got, len(b))
+	}
+
+	// Every part counts.
+	base := toolSize(&ports.ToolItem{}, 1<<20)
+	assert.Equal(t, int64(sizeTool+4), base, "a nil schema is null")
+	for _, tc := range []struct {
+		it   ports.ToolItem
+		more int64
+	}{
+		{ports.ToolItem{Name: "nnnnn"}, 5},
+		{ports.ToolItem{Title: "ttttt"}, 5},
+		{ports.ToolItem{Description: "ddddd"}, 5},
+		{ports.ToolItem{InputSchema: "xxxxx"}, 7 - 4},                                             // "xxxxx" for null
+		{ports.ToolItem{InputSchema: map[string]any{"k": []any{1.5, true}}}, 24 - 4},              // {"k":[1.5,true]}: a number as 8, a comma per member and element
+		{ports.ToolItem{InputSchema: json.Number("12345")}, 5 - 4},                                // UseNumber
+		{ports.ToolItem{Meta: map[string]any{"k": nil}}, 10 + 1},                                  // {"k":null} and a comma
+		{ports.ToolItem{InputSchema: map[string]any{"k": struct{}{}}}, 2 + 4 + 1 + sizeOther - 4}, // a Go value JSON does not make
+	} {
+		assert.Equal(t, base+tc.more, toolSize(&tc.it, 1<<20), "%+v", tc.it)
+	}
+
+	// The walk stops past the limit; a cyclic value (which no decoder
+	// makes) or one nested too deep is over any limit.
+	huge := make([]any, 1<<16)
+	assert.Greater(t, valueSize(huge, 0, 100, 0), int64(100))
+	cyclic := map[string]any{}
+	cyclic["a"] = cyclic
+	assert.Greater(t, valueSize(cyclic, 0, maxBytesCap, 0), int64(maxBytesCap))
+	var deep any = "x"
+	for range maxSizeDepth - 1 {
+		deep = []any{deep}
+	}
+	assert.Less(t, valueSize(deep, 0, 1<<20, 0), int64(1<<20), "as deep as JSON decodes is counted")
 }

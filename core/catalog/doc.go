@@ -7,12 +7,23 @@
 // # Discovery
 //
 // Discover drains the lists whose capability the server declared, and no
-// other, page by page: at most DiscoverOptions.MaxPages pages per list, each
-// page under its own timeout, stopping at a cursor it has already
-// requested. A list that stopped early is marked partial with its reason
-// (PartialPageLimit, PartialRepeatedCursor, PartialPageTimeout,
-// PartialListFailed); Catalog.Complete is false then. A partial catalog is
-// never reported as complete.
+// other, page by page: at most DiscoverOptions.MaxPages pages per list
+// (DefaultMaxPages, 1,000), each page under its own timeout
+// (DefaultPageTimeout, 30s), stopping at a cursor it has already
+// requested, and keeping per list at most MaxItems items
+// (DefaultMaxItems, 50,000) and MaxBytes bytes (DefaultMaxBytes, 64 MiB)
+// of what the server sent: a raw prompt or resource counts its JSON
+// length, a tool an estimate of its compact JSON made from the decoded
+// value, and each next cursor its length. Whatever a server lists, one
+// server's catalog keeps at most four lists of that size; the defaults
+// hold a server of 10,000 ordinary tools several times over.
+//
+// A list that stopped early keeps the items up to where it stopped and is
+// marked partial with its reason (PartialPageLimit, PartialRepeatedCursor,
+// PartialPageTimeout, PartialListFailed, PartialItemsExceeded
+// "discovery_items_exceeded", PartialBytesExceeded
+// "discovery_bytes_exceeded"); Catalog.Complete is false then. A partial
+// catalog is never reported as complete.
 //
 // # Host-facing tool names
 //
@@ -23,10 +34,11 @@
 // when both parts are plain ASCII letters, digits, '_' and '-', the server
 // part contains no "__" and does not end with '_' (so the first "__" after
 // the prefix splits the name back into its pair), and the name fits in 64
-// characters. Any other pair gets a sanitized name: characters outside the
-// set become '_', both parts are shortened to fit, and a suffix of '_'
-// plus 12 hex digits of SHA-256 over the exact (server, tool) pair keeps
-// distinct pairs apart:
+// characters. Any other pair, whatever its length and bytes (empty,
+// invalid UTF-8, NUL, thousands of characters), gets a sanitized name:
+// characters outside the set become '_', both parts are shortened to fit,
+// and a suffix of '_' plus 12 hex digits of SHA-256 over the exact
+// (server, tool) pair keeps distinct pairs apart:
 //
 //	mcp__<server'>__<tool'>_<hash>
 //

@@ -408,11 +408,12 @@ func prepareRange(server string, items []ports.ToolItem, idx []int, slots []Tool
 	p.done()
 }
 
-// setNames sets t's host-facing and server names from it.
+// setNames sets t's host-facing and server names from it. The server
+// name may be of any length, longer than the host name included.
 func setNames(server string, it *ports.ToolItem, t *Tool) {
 	t.host = ToolName(server, it.Name)
 	t.name = it.Name
-	if tail := t.host[len(t.host)-len(it.Name):]; tail == it.Name {
-		t.name = tail // share the host name's bytes
+	if n := len(it.Name); n <= len(t.host) && t.host[len(t.host)-n:] == it.Name {
+		t.name = t.host[len(t.host)-n:] // share the host name's bytes
 	}
 }

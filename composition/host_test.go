@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	// Nothing here may reach a real session bus or keychain.
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")
 	code := m.Run()
+	composition.StopPGForTest() // the PostgreSQL cluster of the Shared tests, if one started
 	// The example server the dialer tests build (see exampleDir).
 	os.RemoveAll(filepath.Join(os.TempDir(), fmt.Sprintf("composition-example-%d", os.Getpid())))
 	os.Exit(code)

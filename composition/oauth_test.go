@@ -50,6 +50,7 @@ type oauthMCP struct {
 	signInExpiresIn int
 	// beforeRefresh, when set, is called with each refresh request before
 	// it is looked at (without mu held); false drops the request unserved.
+	// Set it under mu.
 	beforeRefresh func(r *http.Request) bool
 }
 
@@ -101,7 +102,10 @@ func newOAuthMCP(t testing.TB) *oauthMCP {
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
-		if hook := o.beforeRefresh; hook != nil && r.PostForm.Get("grant_type") == "refresh_token" && !hook(r) {
+		o.mu.Lock()
+		hook := o.beforeRefresh
+		o.mu.Unlock()
+		if hook != nil && r.PostForm.Get("grant_type") == "refresh_token" && !hook(r) {
 			return
 		}
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/adapters/pgstore"
+	"github.com/mcpward/mcpward/composition/internal/pgtest"
 	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -26,9 +27,9 @@ func sharedProject(origin string) []definition.Source {
 }
 
 func TestSharedKeepsEverythingInPostgreSQL(t *testing.T) {
-	dsn, schema := needPG(t)
+	dsn, schema := pgtest.Need(t)
 	ctx := context.Background()
-	store := SharedStore{DSN: dsn, Keyring: testKeyring(t), Schema: schema}
+	store := SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
 	trust := portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://github.com/acme/widgets.git", Generation: "g1"})
 
 	h, cleanup, err := Shared(ctx, store, trust, Config{Actor: "cli"})
@@ -77,19 +78,19 @@ func TestSharedRefused(t *testing.T) {
 		store  func(t *testing.T) SharedStore
 		reason string
 	}{
-		{"no DSN", func(t *testing.T) SharedStore { return SharedStore{Keyring: testKeyring(t)} }, pgstore.ReasonConfigInvalid},
+		{"no DSN", func(t *testing.T) SharedStore { return SharedStore{Keyring: pgtest.Keyring(t)} }, pgstore.ReasonConfigInvalid},
 		{"no keyring", func(t *testing.T) SharedStore {
 			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db"}
 		}, pgstore.ReasonConfigInvalid},
 		{"unparsable DSN", func(t *testing.T) SharedStore {
-			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@[::1/db", Keyring: testKeyring(t)}
+			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@[::1/db", Keyring: pgtest.Keyring(t)}
 		}, pgstore.ReasonConfigInvalid},
 		{"database down", func(t *testing.T) SharedStore {
-			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db?connect_timeout=2&sslmode=disable", Keyring: testKeyring(t)}
+			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db?connect_timeout=2&sslmode=disable", Keyring: pgtest.Keyring(t)}
 		}, pgstore.ReasonUnavailable},
 		{"wrong key", func(t *testing.T) SharedStore {
-			dsn, schema := needPG(t)
-			s := SharedStore{DSN: dsn, Keyring: testKeyring(t), Schema: schema}
+			dsn, schema := pgtest.Need(t)
+			s := SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
 			_, cleanup, err := OpenSharedStore(ctx, s)
 			require.NoError(t, err)
 			cleanup()

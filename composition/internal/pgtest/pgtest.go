@@ -1,4 +1,14 @@
-package composition
+// Package pgtest starts a private PostgreSQL cluster for the tests of
+// composition and of the mcpward CLI: initdb and postgres on a temporary
+// directory, listening only on a Unix socket in that directory, started
+// once per test binary by the first test that needs it and stopped by the
+// binary's TestMain (Stop). Every test works in a schema of its own
+// (Need returns one). As root (CI) the server runs as the unprivileged
+// "postgres" user, since initdb refuses root. Without PostgreSQL the tests
+// that need it skip, unless MCPWARD_REQUIRE_PG=1, when they fail. It is a
+// minimal copy of adapters/pgstore's test cluster (no TLS, no password
+// role).
+package pgtest
 
 import (
 	"errors"
@@ -18,18 +28,15 @@ import (
 	"github.com/mcpward/mcpward/adapters/pgstore"
 )
 
-// The Shared profile's tests run against a real PostgreSQL: the first one
-// that needs it starts a private cluster for this test binary (initdb and
-// postgres on a temporary directory, listening only on a Unix socket in
-// that directory), TestMain stops it, and every test works in a schema of
-// its own. As root (CI) the server runs as the unprivileged "postgres"
-// user (initdb refuses root). Without PostgreSQL those tests skip, unless
-// MCPWARD_REQUIRE_PG=1, when they fail. The start logic is a minimal copy
-// of adapters/pgstore's test cluster.
+// Environment variables and the superuser of the cluster.
 const (
-	pgRequireEnv = "MCPWARD_REQUIRE_PG"
-	pgBinEnv     = "MCPWARD_PG_BIN"
-	pgAdmin      = "mcpward_admin"
+	// RequireEnv=1 makes a missing PostgreSQL a failure.
+	RequireEnv = "MCPWARD_REQUIRE_PG"
+	// BinEnv names the directory of initdb and postgres (default: the
+	// newest /usr/lib/postgresql/*/bin, else the PATH).
+	BinEnv = "MCPWARD_PG_BIN"
+	// Admin is the superuser of the cluster (trust over the socket).
+	Admin = "mcpward_admin"
 )
 
 // pgCluster is the private server of this test binary.
@@ -50,15 +57,17 @@ var (
 	}
 )
 
-// needPG returns the DSN of the private cluster (over its Unix socket, as
-// a superuser without a password) and a schema no other test uses. It
-// skips t without PostgreSQL, or fails it when MCPWARD_REQUIRE_PG=1.
-func needPG(t testing.TB) (dsn, schema string) {
+// Need returns the DSN of the private cluster (over its Unix socket, as
+// a superuser without a password; database "postgres") and a schema no
+// other test uses, starting the cluster on first use. It skips t without
+// PostgreSQL, or fails it when MCPWARD_REQUIRE_PG=1. Safe for concurrent
+// use.
+func Need(t testing.TB) (dsn, schema string) {
 	t.Helper()
 	pgOnce.Do(func() { pgRunning, pgErr = startPG() })
 	if pgErr != nil {
-		if os.Getenv(pgRequireEnv) == "1" {
-			t.Fatalf("PostgreSQL is required (%s=1) but unavailable: %v", pgRequireEnv, pgErr)
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("PostgreSQL is required (%s=1) but unavailable: %v", RequireEnv, pgErr)
 		}
 		t.Skipf("no PostgreSQL: %v", pgErr)
 	}
@@ -66,20 +75,20 @@ func needPG(t testing.TB) (dsn, schema string) {
 	pgSchemas.n++
 	n := pgSchemas.n
 	pgSchemas.Unlock()
-	return fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", pgRunning.dir, pgRunning.port, pgAdmin),
-		fmt.Sprintf("composition_%d_%d", os.Getpid(), n)
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", pgRunning.dir, pgRunning.port, Admin),
+		fmt.Sprintf("test_%d_%d", os.Getpid(), n)
 }
 
-// StopPGForTest stops the cluster if one was started (TestMain, in the
-// external test package).
-func StopPGForTest() {
+// Stop stops the cluster if one was started and removes its directory;
+// call it from TestMain after m.Run.
+func Stop() {
 	if pgRunning != nil {
 		pgRunning.stop()
 	}
 }
 
-// testKeyring is the keyring of the Shared tests.
-func testKeyring(t testing.TB) pgstore.Keyring {
+// Keyring returns a keyring of one fixed key, id "k1".
+func Keyring(t testing.TB) pgstore.Keyring {
 	t.Helper()
 	key := make([]byte, pgstore.KeyLen)
 	for i := range key {
@@ -94,7 +103,7 @@ func testKeyring(t testing.TB) pgstore.Keyring {
 
 // pgBinDir finds the directory of initdb and postgres.
 func pgBinDir() (string, error) {
-	if d := os.Getenv(pgBinEnv); d != "" {
+	if d := os.Getenv(BinEnv); d != "" {
 		return d, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -111,7 +120,7 @@ func pgBinDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		return filepath.Dir(p), nil
 	}
-	return "", errors.New("initdb not found (install the postgresql package, or set " + pgBinEnv + ")")
+	return "", errors.New("initdb not found (install the postgresql package, or set " + BinEnv + ")")
 }
 
 func startPG() (*pgCluster, error) {
@@ -148,7 +157,7 @@ func startPG() (*pgCluster, error) {
 		return cmd
 	}
 	data := filepath.Join(dir, "data")
-	if out, err := command("initdb", "-D", data, "-U", pgAdmin, "-A", "trust", "-E", "UTF8",
+	if out, err := command("initdb", "-D", data, "-U", Admin, "-A", "trust", "-E", "UTF8",
 		"--no-locale", "--no-sync", "--no-instructions").CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastBytes(out))
@@ -181,7 +190,7 @@ func startPG() (*pgCluster, error) {
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if command("pg_isready", "-q", "-h", dir, "-p", strconv.Itoa(c.port), "-U", pgAdmin, "-d", "postgres").Run() == nil {
+		if command("pg_isready", "-q", "-h", dir, "-p", strconv.Itoa(c.port), "-U", Admin, "-d", "postgres").Run() == nil {
 			return c, nil
 		}
 		select {

@@ -98,17 +98,14 @@ func RedactDSN(dsn string) string {
 		}
 	}
 	if u.RawQuery != "" {
-		q, err := url.ParseQuery(u.RawQuery)
-		if err != nil {
-			u.RawQuery = "(query hidden: it cannot be parsed)"
-		} else {
-			for k := range q {
-				if strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword") {
-					q[k] = []string{DSNMask}
-				}
+		parts := strings.Split(u.RawQuery, "&")
+		for i, part := range parts {
+			k, _, _ := strings.Cut(part, "=")
+			if uk, err := url.QueryUnescape(k); err != nil || strings.EqualFold(uk, "password") || strings.EqualFold(uk, "sslpassword") {
+				parts[i] = k + "=" + DSNMask
 			}
-			u.RawQuery = q.Encode()
 		}
+		u.RawQuery = strings.Join(parts, "&")
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String()

@@ -11,6 +11,7 @@ require (
 	github.com/mcpward/mcpward/adapters/oauth v0.0.0
 	github.com/mcpward/mcpward/adapters/pgstore v0.0.0
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0
+	github.com/mcpward/mcpward/conformance v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0

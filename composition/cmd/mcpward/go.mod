@@ -18,8 +18,10 @@ replace (
 require (
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0
 	github.com/mcpward/mcpward/adapters/oauth v0.0.0
+	github.com/mcpward/mcpward/adapters/pgstore v0.0.0
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0
 	github.com/mcpward/mcpward/composition v0.0.0
+	github.com/mcpward/mcpward/conformance v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -50,7 +52,6 @@ require (
 	github.com/mcpward/mcpward/adapters/filestore v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/keychainstore v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
-	github.com/mcpward/mcpward/adapters/pgstore v0.0.0
 	github.com/mtibben/percent v0.2.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

@@ -48,6 +48,10 @@ type oauthMCP struct {
 	// signInExpiresIn is the expires_in of tokens from a code (0: 3600);
 	// refreshed tokens always get 3600.
 	signInExpiresIn int
+	// beforeRefresh, when set, is called with each refresh request before
+	// it is looked at (without mu held); false drops the request unserved.
+	// Set it under mu.
+	beforeRefresh func(r *http.Request) bool
 }
 
 func newOAuthMCP(t testing.TB) *oauthMCP {
@@ -98,6 +102,12 @@ func newOAuthMCP(t testing.TB) *oauthMCP {
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
+		o.mu.Lock()
+		hook := o.beforeRefresh
+		o.mu.Unlock()
+		if hook != nil && r.PostForm.Get("grant_type") == "refresh_token" && !hook(r) {
+			return
+		}
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 		o.mu.Lock()
 		defer o.mu.Unlock()

@@ -3,6 +3,8 @@
 package composition
 
 import (
+	"context"
+
 	"github.com/google/wire"
 	"github.com/mcpward/mcpward/adapters/keychainstore"
 	"github.com/mcpward/mcpward/ports"
@@ -21,6 +23,18 @@ func Desktop(dir StateDir, kc *keychainstore.Options, trust ports.WorkspaceTrust
 // The cleanup closes the file store.
 func Headless(dir StateDir, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
 	wire.Build(AllFilesSet, HostSet)
+	return nil, nil, nil
+}
+
+// Shared builds a Host for one of many machines sharing a PostgreSQL
+// database (store): tokens, approvals, audit and refresh locks all in
+// pgstore, so every Host on the database shares one sign-in per server,
+// one audit trail and one refresh per credential (see SharedStore and
+// adapters/pgstore for what is shared and what stays local). ctx bounds
+// opening the store. It fails as OpenSharedStore does, never falling back
+// to files. The cleanup closes the store, releasing its locks.
+func Shared(ctx context.Context, store SharedStore, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
+	wire.Build(SharedSet, HostSet)
 	return nil, nil, nil
 }
 

@@ -7,6 +7,7 @@
 package composition
 
 import (
+	"context"
 	"github.com/mcpward/mcpward/adapters/keychainstore"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -77,6 +78,42 @@ func Headless(dir StateDir, trust ports.WorkspaceTrust, cfg Config) (*Host, func
 	launcher := NewLauncher(cfg)
 	dialer := NewDialer(factory, launcher, authentication)
 	host := NewHost(decider, store, store, store, store, authentication, dialer, cfg)
+	return host, func() {
+		cleanup()
+	}, nil
+}
+
+// Shared builds a Host for one of many machines sharing a PostgreSQL
+// database (store): tokens, approvals, audit and refresh locks all in
+// pgstore, so every Host on the database shares one sign-in per server,
+// one audit trail and one refresh per credential (see SharedStore and
+// adapters/pgstore for what is shared and what stays local). ctx bounds
+// opening the store. It fails as OpenSharedStore does, never falling back
+// to files. The cleanup closes the store, releasing its locks.
+func Shared(ctx context.Context, store SharedStore, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
+	pgstoreStore, cleanup, err := OpenSharedStore(ctx, store)
+	if err != nil {
+		return nil, nil, err
+	}
+	decider, err := NewDecider(pgstoreStore, pgstoreStore, trust, cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	factory := NewHTTPFactory(cfg)
+	client, err := NewOAuth(pgstoreStore, pgstoreStore, factory, cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	authentication, err := NewAuthentication(cfg, client)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	launcher := NewLauncher(cfg)
+	dialer := NewDialer(factory, launcher, authentication)
+	host := NewHost(decider, pgstoreStore, pgstoreStore, pgstoreStore, pgstoreStore, authentication, dialer, cfg)
 	return host, func() {
 		cleanup()
 	}, nil

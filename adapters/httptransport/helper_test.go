@@ -50,6 +50,8 @@ func init() {
 //	cwd          print {"X-Cwd": base64(cwd)}
 //	big=N        print N bytes
 //	exit=N       exit with N
+//	holdwhile=PATH  wait while PATH exists (at most 30 s)
+//	failif=PATH  exit 1 when PATH exists
 func helperChild(args []string) int {
 	n := 0
 	for _, a := range args {
@@ -91,6 +93,16 @@ func helperChild(args []string) int {
 		case "exit":
 			k, _ := strconv.Atoi(arg)
 			return k
+		case "holdwhile":
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if _, err := os.Stat(arg); err != nil {
+					break
+				}
+			}
+		case "failif":
+			if _, err := os.Stat(arg); err == nil {
+				return 1
+			}
 		default:
 			return 91
 		}

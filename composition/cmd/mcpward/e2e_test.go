@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
+	"github.com/mcpward/mcpward/composition/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	pgtest.Stop() // the PostgreSQL cluster of the shared store tests, if one started
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -25,6 +25,10 @@ const Actor = "cli"
 const (
 	ProfileHeadless = "headless"
 	ProfileDesktop  = "desktop"
+	// ProfileShared is chosen by --store (or MCPWARD_STORE): tokens,
+	// approvals, audit and refresh locks in a PostgreSQL database many
+	// machines share (composition.Shared); --profile is then ignored.
+	ProfileShared = "shared"
 )
 
 // DefaultManagedPath is the default managed configuration file.
@@ -44,8 +48,15 @@ type Options struct {
 	Local, Project, User Path
 	// StateDir is --state-dir.
 	StateDir Path
-	// Profile is ProfileHeadless or ProfileDesktop.
+	// Profile is ProfileHeadless or ProfileDesktop (New makes it
+	// ProfileShared when a store DSN is given).
 	Profile string
+	// Store is --store, the DSN of the shared store ("" when not given:
+	// then MCPWARD_STORE is read). It is a secret when it carries a
+	// password: show only composition.RedactDSN of it.
+	Store string
+	// StoreKeyFile is --store-key-file (else MCPWARD_STORE_KEY_FILE).
+	StoreKeyFile Path
 	// TrustWorkspace is --trust-workspace.
 	TrustWorkspace bool
 	// AllowHelpers are the headersHelper command lines allowed to run
@@ -77,13 +88,19 @@ type App struct {
 	StateDir string
 	// Workspace is the run's workspace (the Host's WorkspaceTrust).
 	Workspace *Workspace
+	// Store describes the shared store; nil unless the profile is
+	// ProfileShared.
+	Store *StoreInfo
 	// Host is nil when it could not be built; HostErr says why.
 	Host    *composition.Host
 	HostErr error
 	cleanup func()
 }
 
-// New reads the sources of o and builds the Host of o's profile. It fails
+// New reads the sources of o and builds the Host of o's profile (the
+// shared profile when o.Store or MCPWARD_STORE gives a DSN: the key is
+// read with ReadKeyFile from o.StoreKeyFile or MCPWARD_STORE_KEY_FILE,
+// and the state directory keeps only the workspace generations). It fails
 // only with ErrNoStateDir; a Host that cannot be built is reported in
 // HostErr (doctor explains it; every other command fails with it).
 func New(o Options, e Env) (*App, error) {
@@ -110,7 +127,10 @@ func New(o Options, e Env) (*App, error) {
 		cleanup func()
 		err     error
 	)
-	if o.Profile == ProfileDesktop {
+	if dsn := storeDSN(o, e); dsn != "" {
+		a.Options.Profile = ProfileShared
+		h, cleanup, err = a.openShared(dsn, cfg)
+	} else if o.Profile == ProfileDesktop {
 		h, cleanup, err = composition.Desktop(composition.StateDir(a.StateDir), nil, a.Workspace, cfg)
 	} else {
 		h, cleanup, err = composition.Headless(composition.StateDir(a.StateDir), a.Workspace, cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 )
 
@@ -36,6 +37,8 @@ func BindGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	fs.Var(&pathsValue{&g.Plugins}, "plugin", "a plugin's configuration `FILE`; repeatable (no default)")
 	fs.Var(&pathValue{&g.StateDir}, "state-dir", "`DIR` of approvals, audit log, locks and file tokens (default $XDG_STATE_HOME/mcpward, else $HOME/.local/state/mcpward)")
 	fs.Var(&profileValue{&g.Profile}, "profile", "`NAME`: headless keeps everything on files under --state-dir; desktop keeps sign-in tokens in the OS keychain, the rest on files")
+	fs.Var(&storeValue{&g.Store}, "store", "`DSN` of a PostgreSQL database many machines share (a postgres:// URL with sslmode=verify-full): sign-in tokens, approvals, audit and refresh locks live there and --profile is ignored (default $"+app.StoreEnv+"; keep a password off the command line: PGPASSWORD or ~/.pgpass)")
+	fs.Var(&pathValue{&g.StoreKeyFile}, "store-key-file", "`FILE` (mode 0600) holding the shared store's keys, lines of \"ID HEX\", the first the current key (default $"+app.StoreKeyFileEnv+")")
 	fs.BoolVar(&g.TrustWorkspace, "trust-workspace", false, "trust this workspace (servers with \"requiresTrustedWorkspace\": true need it)")
 	fs.Var(&argvsValue{&g.AllowHelpers}, "allow-header-helper", "let a definition's headersHelper run when it is exactly this argv, a `JSON` array such as '[\"/usr/bin/token\",\"--for\",\"api\"]'; repeatable (default: none runs)")
 	fs.BoolVar(&g.JSON, "json", false, "machine-readable output: one JSON value on stdout (see each command's help)")
@@ -78,6 +81,26 @@ func (v *profileValue) Type() string   { return "profile" }
 func (v *profileValue) Set(s string) error {
 	if s != app.ProfileHeadless && s != app.ProfileDesktop {
 		return errors.New("unknown profile (want headless or desktop)")
+	}
+	*v.p = s
+	return nil
+}
+
+// storeValue is --store: a DSN, a secret when it holds a password. String
+// shows it masked; Set never echoes it.
+type storeValue struct{ p *string }
+
+func (v *storeValue) String() string {
+	if *v.p == "" {
+		return ""
+	}
+	return composition.RedactDSN(*v.p)
+}
+func (v *storeValue) Type() string { return "dsn" }
+
+func (v *storeValue) Set(s string) error {
+	if !app.ValidDSN(s) {
+		return errors.New("takes a postgres:// URL or a key=value connection string")
 	}
 	*v.p = s
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/adapters/pgstore"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
@@ -46,11 +47,13 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error
 why it matters and how to fix it: the state directory and its stores (a
 write, a read and a delete on each; the OS keychain with --profile desktop),
 every configuration file looked at, every server that is not usable, and
-every usable OAuth server nobody is signed in to.
+every usable OAuth server nobody is signed in to. With --store, the shared
+store: reachable, its schema version and the key checked against it.
 
 With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 "sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
-{"repository", "trusted"}, "findings" [{"subject", "name", "state",
+{"repository", "trusted"}, "store" {"dsn" (password masked), "ok",
+"reason", "schema", "schemaVersion", "keyId"} (with --store only), "findings" [{"subject", "name", "state",
 "reason", "why", "fix"}], "ok"}.
 
 Exit code 1 when a problem is found.`,
@@ -74,8 +77,22 @@ type doctorJSON struct {
 	Stores    []storeJSON   `json:"stores"`
 	Sources   []sourceJSON  `json:"sources"`
 	Workspace workspaceJSON `json:"workspace"`
-	Findings  []findingJSON `json:"findings"`
-	OK        bool          `json:"ok"`
+	// Store is the shared store (--store); absent otherwise.
+	Store    *sharedJSON   `json:"store,omitempty"`
+	Findings []findingJSON `json:"findings"`
+	OK       bool          `json:"ok"`
+}
+
+// sharedJSON is the shared store probed: its DSN with the password
+// masked, and when it opened (reachable, schema migrated, key checked),
+// its schema, schema version and current key id.
+type sharedJSON struct {
+	DSN           string `json:"dsn"`
+	OK            bool   `json:"ok"`
+	Reason        string `json:"reason,omitempty"`
+	Schema        string `json:"schema,omitempty"`
+	SchemaVersion int    `json:"schemaVersion,omitempty"`
+	KeyID         string `json:"keyId,omitempty"`
 }
 
 // storeJSON is one probed store: ok, or the reason it failed.
@@ -126,7 +143,16 @@ func Run(ctx context.Context, opts *Options) error {
 		Workspace: workspaceJSON{Repository: a.Workspace.Repository, Trusted: a.Workspace.Trusted},
 		Findings:  []findingJSON{},
 	}
-	if a.HostErr != nil {
+	if a.Store != nil {
+		d.Store = &sharedJSON{DSN: a.Store.DSN, OK: a.HostErr == nil, Schema: a.Store.Schema,
+			SchemaVersion: a.Store.SchemaVersion, KeyID: a.Store.KeyID}
+	}
+	if a.HostErr != nil && d.Store != nil {
+		r := view.AsRefusal(a.HostErr)
+		d.Store.Reason = r.Reason
+		why, fix := sharedStoreFinding(r.Reason, r.Detail)
+		d.Findings = append(d.Findings, findingJSON{Subject: "store", Name: "shared", Reason: r.Reason, Why: why, Fix: fix})
+	} else if a.HostErr != nil {
 		r := view.AsRefusal(a.HostErr)
 		d.Findings = append(d.Findings, findingJSON{
 			Subject: "state_dir", Name: a.StateDir, Reason: r.Reason,
@@ -182,8 +208,42 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// sharedStoreFinding says why a shared store that did not open matters and
+// how to fix it, by the reason of the failure (detail is its fixed,
+// secret-free phrase).
+func sharedStoreFinding(reason, detail string) (why, fix string) {
+	why = "the shared store cannot be used (" + detail + "); nothing falls back to files"
+	switch reason {
+	case pgstore.ReasonUnavailable:
+		return "the shared store's database cannot be reached; nothing falls back to files",
+			"check that the database is up and that this machine reaches its host and port (firewall, DNS, connect_timeout)"
+	case pgstore.ReasonAuthRefused:
+		return why, "check the database user and its password (in PGPASSWORD, ~/.pgpass or the DSN) and the server's pg_hba.conf"
+	case pgstore.ReasonTLSFailed:
+		return why, "with sslmode=verify-full, name in sslrootcert the CA that signed the server's certificate, and connect by the host name the certificate names"
+	case pgstore.ReasonConfigInvalid, app.ReasonStoreDSNInvalid:
+		return why, "fix the DSN of --store or " + app.StoreEnv + ": a postgres:// URL or a key=value connection string"
+	case pgstore.ReasonSchemaTooNew:
+		return why, "a newer mcpward migrated the database: upgrade mcpward on this machine (the schema is never downgraded)"
+	case pgstore.ReasonKeyMismatch, pgstore.ReasonKeyUnknown, pgstore.ReasonKeyringFailed:
+		return why, "use the key file the other machines use: its key for that id is not the one the store was sealed with (nothing was overwritten)"
+	case app.ReasonStoreKeyMissing:
+		return why, "give the key file with --store-key-file or " + app.StoreKeyFileEnv + " (lines \"ID HEX\", the first the current key)"
+	case app.ReasonStoreKeyExposed:
+		return why, "make the key file readable by you only: chmod 600 FILE"
+	case app.ReasonStoreKeyUnreadable:
+		return why, "check the key file's path and that you may read it"
+	case app.ReasonStoreKeyInvalid:
+		return why, "write the key file as lines \"ID HEX\" (HEX: 64 hexadecimal digits of a random 32-byte key), the first the current key"
+	}
+	return why, "check the shared store's DSN, key file and database"
+}
+
 // storeFix says what to do about a failing store.
 func storeFix(profile, store string) string {
+	if profile == app.ProfileShared {
+		return "check the shared store's database (reachable, the role's privileges on schema " + pgstore.DefaultSchema + ")"
+	}
 	if store == "tokens" && profile == app.ProfileDesktop {
 		return "unlock the OS keychain (Secret Service, Keychain or Credential Manager), or use --profile headless"
 	}
@@ -206,6 +266,15 @@ func write(w io.Writer, d doctorJSON) {
 		stores = []string{"not opened"}
 	}
 	fmt.Fprintf(tw, "stores\t%s\n", strings.Join(stores, ", "))
+	if s := d.Store; s != nil {
+		line := termsafe.Line(s.DSN) + ": "
+		if s.OK {
+			line += fmt.Sprintf("reachable, schema %s version %d, key %s checked", s.Schema, s.SchemaVersion, termsafe.Line(s.KeyID))
+		} else {
+			line += "FAILED (" + s.Reason + ")"
+		}
+		fmt.Fprintf(tw, "shared store\t%s\n", line)
+	}
 	trust := "not trusted (--trust-workspace trusts it)"
 	if d.Workspace.Trusted {
 		trust = "trusted (--trust-workspace)"

@@ -1,0 +1,112 @@
+package composition
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/google/wire"
+	"github.com/mcpward/mcpward/adapters/pgstore"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// SharedStore is the PostgreSQL database of a Shared deployment: many
+// hosts on many machines keep their tokens, approvals, audit trail and
+// refresh locks there (see adapters/pgstore for what that shares).
+//
+// Its String and GoString never show the DSN's password, so a SharedStore
+// may be printed or logged; DSN itself is a secret when it carries one.
+type SharedStore struct {
+	// DSN is a libpq connection string or postgres:// URL. Use
+	// sslmode=verify-full (and sslrootcert) for a database reached over a
+	// network. Required.
+	DSN string
+	// Keyring holds the key tokens are sealed with and approvals and
+	// audit records are authenticated with. Required.
+	Keyring pgstore.Keyring
+	// Schema is the PostgreSQL schema; "" means pgstore.DefaultSchema.
+	Schema string
+	// MaxConns is the connection pool's size; 0 means
+	// pgstore.DefaultMaxConns.
+	MaxConns int32
+}
+
+// String returns the DSN with its password masked (RedactDSN).
+func (s SharedStore) String() string { return RedactDSN(s.DSN) }
+
+// GoString is String, so %#v masks the password too.
+func (s SharedStore) GoString() string { return "composition.SharedStore{" + RedactDSN(s.DSN) + "}" }
+
+// OpenSharedStore opens s's database with pgstore.Open (applying the
+// schema migrations that are missing and checking the key) and returns it
+// with the cleanup that closes it. ctx bounds the opening only.
+//
+// It fails with the *pgstore.Error of pgstore.Open (a *refusal.Error whose
+// Reason is one of pgstore's: store_unavailable when the database cannot
+// be reached, store_auth_refused, store_tls_failed, store_schema_too_new,
+// store_key_mismatch, ...); never with the DSN or any part of it. There
+// is no fallback to files. It is a Wire provider.
+func OpenSharedStore(ctx context.Context, s SharedStore) (*pgstore.Store, func(), error) {
+	if s.DSN == "" {
+		return nil, nil, &refusal.Error{Class: refusal.Config, Reason: pgstore.ReasonConfigInvalid, Detail: "no store DSN given"}
+	}
+	st, err := pgstore.Open(ctx, s.DSN, pgstore.Options{Keyring: s.Keyring, Schema: s.Schema, MaxConns: s.MaxConns})
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { _ = st.Close() }, nil
+}
+
+// SharedSet provides one pgstore.Store as the TokenStore, Locker,
+// ApprovalStore and AuditLog of a deployment (Shared).
+var SharedSet = wire.NewSet(
+	OpenSharedStore,
+	wire.Bind(new(ports.TokenStore), new(*pgstore.Store)),
+	wire.Bind(new(ports.Locker), new(*pgstore.Store)),
+	wire.Bind(new(ports.ApprovalStore), new(*pgstore.Store)),
+	wire.Bind(new(ports.AuditLog), new(*pgstore.Store)),
+)
+
+// dsnPassword matches a password or sslpassword keyword of a libpq
+// key=value connection string with its value (quoted or not).
+var dsnPassword = regexp.MustCompile(`(?i)\b(password|sslpassword)(\s*=\s*)('(?:\\.|[^'\\])*'?|\S*)`)
+
+// DSNMask replaces a DSN's password in RedactDSN's result.
+const DSNMask = "xxxxx"
+
+// RedactDSN returns dsn with every password it carries replaced by
+// DSNMask: the password of a URL's userinfo, and the password and
+// sslpassword parameters of a URL's query or of a key=value string. A
+// URL that cannot be parsed is replaced whole by a fixed phrase, so
+// nothing of it is shown. It never fails.
+func RedactDSN(dsn string) string {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		if strings.Contains(dsn, "://") {
+			return "(a DSN that is not a postgres:// URL)"
+		}
+		return dsnPassword.ReplaceAllString(dsn, "${1}${2}"+DSNMask)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(a postgres:// URL that cannot be parsed)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), DSNMask)
+		}
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, part := range parts {
+			k, _, _ := strings.Cut(part, "=")
+			if uk, err := url.QueryUnescape(k); err != nil || strings.EqualFold(uk, "password") || strings.EqualFold(uk, "sslpassword") {
+				parts[i] = k + "=" + DSNMask
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}

@@ -1,0 +1,232 @@
+package composition
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/internal/pgtest"
+)
+
+// Environment of a TestSharedChildConnect process (besides those of
+// TestOAuthChildConnect for the server's URL and certificate).
+const (
+	sharedChildDSNEnv    = "MCPWARD_SHARED_CHILD_DSN"
+	sharedChildSchemaEnv = "MCPWARD_SHARED_CHILD_SCHEMA"
+)
+
+// TestSharedChildConnect is one "machine" of the distributed refresh
+// tests: a Shared Host on the database they share, connecting the guarded
+// server and calling whoami. It does nothing unless started by them.
+func TestSharedChildConnect(t *testing.T) {
+	dsn := os.Getenv(sharedChildDSNEnv)
+	if dsn == "" {
+		t.Skip("run by TestSharedRefreshAcrossMachines and TestSharedRefreshHolderKilled")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, cleanup, err := Shared(ctx, SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: os.Getenv(sharedChildSchemaEnv)},
+		nil, childConfig(t, os.Getenv(childCertEnv)))
+	require.NoError(t, err)
+	defer cleanup()
+	f := h.Connect(ctx, oauthSrcs(os.Getenv(childURLEnv)), nil)
+	defer f.Close()
+	sr := f.Servers()[0]
+	require.Equal(t, StateConnected, sr.State, "%s %s", sr.Class, sr.Reason)
+	res, err := f.Call(ctx, "guarded", "whoami", nil)
+	require.NoError(t, err)
+	require.Contains(t, string(res.Content), "signed in")
+}
+
+// sharedMachines is the setup of the distributed refresh tests: the OAuth
+// server (access tokens from a sign-in expire at once, refresh tokens
+// rotate), the database schema the machines share, signed in once.
+type sharedMachines struct {
+	o           *oauthMCP
+	dsn, schema string
+	certFile    string
+}
+
+func newSharedMachines(t *testing.T) *sharedMachines {
+	t.Helper()
+	if os.Getenv(sharedChildDSNEnv) != "" {
+		t.Skip("a child")
+	}
+	dsn, schema := pgtest.Need(t)
+	m := &sharedMachines{o: newOAuthMCP(t), dsn: dsn, schema: schema}
+	m.o.signInExpiresIn = 1 // expired at once (oauth.ExpirySkew is 30 s)
+	m.certFile = filepath.Join(t.TempDir(), "cert.pem")
+	require.NoError(t, os.WriteFile(m.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: m.o.ts.Certificate().Raw}), 0o600))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, cleanup, err := Shared(ctx, SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}, nil, childConfig(t, m.certFile))
+	require.NoError(t, err)
+	require.NoError(t, h.SignIn(ctx, oauthSrcs(m.o.ts.URL), "guarded", browser(t, m.o.ts)))
+	cleanup()
+	return m
+}
+
+// machine returns the command of one machine: a TestSharedChildConnect
+// process with a home, state and temporary directory of its own, so
+// nothing is shared through files (no flock), only through the database.
+func (m *sharedMachines) machine(t *testing.T) *exec.Cmd {
+	home := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedChildConnect$", "-test.count=1", "-test.v")
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "XDG_STATE_HOME" && k != "TMPDIR" {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env,
+		"HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "TMPDIR="+home,
+		sharedChildDSNEnv+"="+m.dsn, sharedChildSchemaEnv+"="+m.schema,
+		childURLEnv+"="+m.o.ts.URL, childCertEnv+"="+m.certFile)
+	return cmd
+}
+
+// run runs cmds at once and returns their combined outputs and errors.
+func runAll(cmds []*exec.Cmd) ([]string, []error) {
+	outs, errs := make([]string, len(cmds)), make([]error, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Go(func() {
+			out, err := cmd.CombinedOutput()
+			outs[i], errs[i] = string(out), err
+		})
+	}
+	wg.Wait()
+	return outs, errs
+}
+
+// TestSharedRefreshAcrossMachines: several processes, each with its own
+// state directory (separate machines), share one database; the access
+// token has expired and the authorization server rotates refresh tokens.
+// Exactly one token request is made (a second one with the spent refresh
+// token would be refused, signing that machine out), and all connect.
+func TestSharedRefreshAcrossMachines(t *testing.T) {
+	m := newSharedMachines(t)
+	const n = 4
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = m.machine(t)
+	}
+	outs, errs := runAll(cmds)
+	for i := range n {
+		require.NoError(t, errs[i], "machine %d:\n%s", i, outs[i])
+		assert.Contains(t, outs[i], "--- PASS: TestSharedChildConnect", "machine %d ran", i)
+	}
+	m.o.mu.Lock()
+	defer m.o.mu.Unlock()
+	assert.Equal(t, 1, m.o.refreshed, "one refresh for %d machines", n)
+	assert.Zero(t, m.o.spent, "no spent refresh token was sent")
+	assert.False(t, strings.Contains(fmt.Sprint(outs), "token-"), "no token in any output")
+}
+
+// TestSharedRefreshHolderKilled: the machine holding the refresh lock is
+// killed (SIGKILL) while its token request hangs at the authorization
+// server, which has not spent the refresh token. The database sees its
+// connection drop and releases the lock; one of the machines waiting for
+// it takes over, refreshes once, and every one connects: nobody is signed
+// out.
+func TestSharedRefreshHolderKilled(t *testing.T) {
+	m := newSharedMachines(t)
+	arrived := make(chan struct{})
+	var first atomic.Bool
+	m.o.mu.Lock()
+	m.o.beforeRefresh = func(r *http.Request) bool {
+		if !first.CompareAndSwap(false, true) {
+			return true
+		}
+		close(arrived)
+		<-r.Context().Done() // until the holder is gone
+		return false
+	}
+	m.o.mu.Unlock()
+
+	victim := m.machine(t)
+	var victimOut strings.Builder
+	victim.Stdout, victim.Stderr = &victimOut, &victimOut
+	require.NoError(t, victim.Start())
+	victimDone := make(chan error, 1)
+	go func() { victimDone <- victim.Wait() }()
+	select {
+	case <-arrived:
+	case err := <-victimDone:
+		t.Fatalf("the first machine ended before refreshing (%v):\n%s", err, victimOut.String())
+	case <-time.After(60 * time.Second):
+		_ = victim.Process.Kill()
+		t.Fatal("the first machine never sent its token request")
+	}
+
+	// The others start and wait for the lock the victim holds.
+	const others = 3
+	cmds := make([]*exec.Cmd, others)
+	for i := range cmds {
+		cmds[i] = m.machine(t)
+	}
+	type done struct {
+		outs []string
+		errs []error
+	}
+	finished := make(chan done, 1)
+	go func() { o, e := runAll(cmds); finished <- done{o, e} }()
+	waitLockSessions(t, m.dsn, others+1)
+
+	require.NoError(t, victim.Process.Kill())
+	require.Error(t, <-victimDone, "the lock holder was killed")
+
+	var d done
+	select {
+	case d = <-finished:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the other machines did not finish after the holder was killed")
+	}
+	for i := range others {
+		require.NoError(t, d.errs[i], "machine %d:\n%s", i, d.outs[i])
+		assert.Contains(t, d.outs[i], "--- PASS: TestSharedChildConnect", "machine %d ran", i)
+	}
+	m.o.mu.Lock()
+	defer m.o.mu.Unlock()
+	assert.Equal(t, 1, m.o.refreshed, "one refresh served, by the machine that took over")
+	assert.Zero(t, m.o.spent, "no spent refresh token was sent: nobody is signed out")
+}
+
+// waitLockSessions waits until at least n sessions of the database of
+// dsn are Store lock connections (application_name "mcpward-lock"): a
+// Store opens its lock connection when it first asks for a lock, so with
+// the holder's lock taken the others are then trying the lock in turn.
+func waitLockSessions(t *testing.T, dsn string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	for {
+		var sessions int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'mcpward-lock'`).Scan(&sessions))
+		if sessions >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("only %d lock sessions, want %d", sessions, n)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

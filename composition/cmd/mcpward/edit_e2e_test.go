@@ -13,7 +13,7 @@ import (
 // editProjectJSON is a project file with keys around mcpServers, in an
 // order no encoder would choose, and a number kept as written.
 const editProjectJSON = `{"$schema": "https://example.com/schema.json",
- "mcpServers": {"zeta": {"command": "zeta-mcp", "args": ["--n", "1"]}, "alpha": {"type": "http", "url": "https://alpha.example.com/mcp"}},
+ "mcpServers": {"zeta": {"command": "zeta-mcp", "args": ["--n", "1"]}, "alpha": {"type": "http", "url": "https://alpha.example.com/mcp"}, "copied": {"command": "c", "disabled": true}},
  "disabledMcpServers": [],
  "settings": {"retries": 3.50, "name": "<keep & order>"}}`
 
@@ -54,6 +54,8 @@ func TestCLIEdit(t *testing.T) {
 		{"get_json", []string{"get", "notes", "--json"}, 0},
 		{"get_scope", []string{"get", "--scope", "project", "zeta"}, 0},
 		{"get_scope_json", []string{"get", "--scope", "user", "--json", "files"}, 0},
+		{"get_scope_malformed", []string{"get", "--scope", "project", "copied"}, 0},
+		{"get_scope_malformed_json", []string{"get", "-s", "project", "--json", "copied"}, 0},
 		{"get_scope_elsewhere", []string{"get", "--scope", "user", "weather"}, 1},
 		{"remove", []string{"remove", "weather"}, 0},
 		{"remove_json", []string{"remove", "--scope", "project", "--json", "n2"}, 0},

@@ -335,3 +335,36 @@ func objectOf(t *testing.T, s string) *Node {
 	require.True(t, n.IsObject())
 	return n
 }
+
+// TestSaveRefusesAChangedFile: an edit that read the file before another
+// edit wrote it writes nothing, so the other edit is not lost.
+func TestSaveRefusesAChangedFile(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "local.json", `{"mcpServers": {}}`, 0o600)
+	f, err := Load(ScopeLocal, p)
+	require.NoError(t, err)
+	other := `{"mcpServers": {"b": {"command": "b"}}}`
+	require.NoError(t, os.WriteFile(p, []byte(other), 0o600))
+	f.Put("a", objectOf(t, `{"command": "a"}`))
+	assert.Equal(t, ReasonFileChanged, refusal.ReasonOf(f.Save()))
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, other, string(data))
+
+	// A file created meanwhile counts as changed too.
+	q := filepath.Join(dir, "new.json")
+	f, err = Load(ScopeLocal, q)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(q, []byte(other), 0o600))
+	f.Put("a", objectOf(t, `{"command": "a"}`))
+	assert.Equal(t, ReasonFileChanged, refusal.ReasonOf(f.Save()))
+}
+
+func TestLiteral(t *testing.T) {
+	for v, want := range map[string]bool{
+		"${A}": false, "${A}:${B}": false, "Bearer ${T}": false, " ${A} ": false, "": false, "-": false,
+		"x": true, "Bearer x": true, "${A}x": true, "Bearer": true,
+	} {
+		assert.Equal(t, want, literal(v), v)
+	}
+}

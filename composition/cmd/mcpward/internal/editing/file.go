@@ -10,6 +10,7 @@
 package editing
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ const (
 	// ReasonWriteFailed: the file could not be written; the original is
 	// unchanged.
 	ReasonWriteFailed = "config_write_failed"
+	// ReasonFileChanged: the file changed between its reading and the
+	// write (another edit ran at the same time); nothing was written.
+	ReasonFileChanged = "config_file_changed"
 )
 
 // maxFileBytes is the largest file an edit reads (the CLI reads no larger
@@ -145,6 +149,8 @@ type File struct {
 	// Mode is the file's permission bits (the new file mode when absent).
 	Mode fs.FileMode
 	root *Node
+	// orig is the content read (nil when there was no file).
+	orig []byte
 }
 
 // Load reads the file of scope s at path for an edit. A missing file is
@@ -178,7 +184,7 @@ func Load(s Scope, path string) (*File, error) {
 	if len(data) > maxFileBytes {
 		return nil, notEditable("larger than 4 MiB")
 	}
-	f.Exists, f.Mode = true, fi.Mode().Perm()
+	f.Exists, f.Mode, f.orig = true, fi.Mode().Perm(), data
 	if strings.TrimSpace(string(data)) == "" {
 		return f, nil
 	}
@@ -263,8 +269,19 @@ func (f *File) Validate(name string) (*definition.Definition, error) {
 }
 
 // Save writes the file atomically (see WriteAtomic) with its mode. A
-// failure is ReasonWriteFailed; the file is then as it was.
+// failure is ReasonWriteFailed; the file is then as it was. When the file
+// is no longer what Load read (another edit wrote it meanwhile), nothing
+// is written: ReasonFileChanged. (That check and the rename are two
+// steps, so two edits at the very same instant can still lose one; the
+// CLI takes no lock on files other hosts may also write.)
 func (f *File) Save() error {
+	now, err := os.ReadFile(f.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !f.Exists:
+	case err == nil && f.Exists && bytes.Equal(now, f.orig):
+	default:
+		return &refusal.Error{Class: refusal.Config, Reason: ReasonFileChanged, Origin: f.Path, Detail: "the file changed while it was being edited; nothing was written"}
+	}
 	dir := filepath.Dir(f.Path)
 	perm := fs.FileMode(0o700)
 	if f.Scope == ScopeProject {

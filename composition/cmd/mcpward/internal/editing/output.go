@@ -22,6 +22,9 @@ type JSON struct {
 	// Entry is the entry as written (or removed, or found), redacted: the
 	// projection of the definition with its templates unexpanded.
 	Entry *definition.Projection `json:"entry"`
+	// Problem is why the entry found is malformed or refused (get only):
+	// the decoder's word and field, never a value.
+	Problem string `json:"problem,omitempty"`
 	// Server is the server as the whole configuration now resolves it
 	// (see "mcpward help list"); null when it is not defined any more or
 	// the configuration could not be evaluated.

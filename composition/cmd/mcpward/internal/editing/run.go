@@ -63,14 +63,14 @@ func Add(ctx context.Context, t Target, name string, entry *Node, allowLiteral b
 		return Noted(se, se.Fix())
 	}
 	if err := f.Save(); err != nil {
-		return err
+		return saveFailed(err, t.Scope)
 	}
-	return report(ctx, t, "added", name, path, Project(def), found)
+	return report(ctx, t, "added", name, path, Project(def), "", found)
 }
 
 // report prints an edit's outcome: the entry (redacted) and, when the
 // name is still defined, how the whole configuration now resolves it.
-func report(ctx context.Context, t Target, action, name, path string, proj *definition.Projection, found []LiteralSecret) error {
+func report(ctx context.Context, t Target, action, name, path string, proj *definition.Projection, problem string, found []LiteralSecret) error {
 	var server *view.Server
 	var result *composition.Result
 	if a, err := t.App(); err == nil {
@@ -80,7 +80,7 @@ func report(ctx context.Context, t Target, action, name, path string, proj *defi
 		}
 	}
 	if t.JSON {
-		_ = jsonout.Write(t.IO.Out, JSON{Action: action, Name: name, Scope: t.Scope, File: path, Entry: proj, Server: server, LiteralSecrets: found})
+		_ = jsonout.Write(t.IO.Out, JSON{Action: action, Name: name, Scope: t.Scope, File: path, Entry: proj, Problem: problem, Server: server, LiteralSecrets: found})
 		return nil
 	}
 	w := t.IO.Out
@@ -93,6 +93,9 @@ func report(ctx context.Context, t Target, action, name, path string, proj *defi
 		fmt.Fprintf(w, "%s in the %s scope (%s)\n", termsafe.Line(name), t.Scope, termsafe.Line(path))
 	}
 	WriteEntry(w, proj)
+	if problem != "" {
+		fmt.Fprintf(w, "  problem    %s\n", termsafe.Line(problem))
+	}
 	for _, l := range found {
 		fmt.Fprintf(w, "warning: %s holds a literal credential (kept with --allow-literal-secret; %s would keep it out of the file)\n", termsafe.Line(l.Field), termsafe.Line(l.Use))
 	}
@@ -124,9 +127,9 @@ func Remove(ctx context.Context, t Target, name string) error {
 		return NotInScope(t, name, path)
 	}
 	if err := f.Save(); err != nil {
-		return err
+		return saveFailed(err, t.Scope)
 	}
-	return report(ctx, t, "removed", name, path, Project(def), nil)
+	return report(ctx, t, "removed", name, path, Project(def), "", nil)
 }
 
 // Get prints server name as t's scope file defines it (redacted), and how
@@ -144,17 +147,13 @@ func Get(ctx context.Context, t Target, name string) error {
 	if !ok {
 		return NotInScope(t, name, path)
 	}
-	if err := report(ctx, t, "found", name, path, Project(e.Def), nil); err != nil {
-		return err
+	problem := e.Problem
+	if problem != "" && e.Field != "" {
+		problem += ", field " + e.Field
+	} else if problem == "" && e.Def != nil && e.Def.Refusal != "" {
+		problem = e.Def.Refusal
 	}
-	if e.Def == nil && !t.JSON {
-		field := ""
-		if e.Field != "" {
-			field = ", field " + e.Field
-		}
-		fmt.Fprintf(t.IO.Out, "  the entry is malformed (%s%s)\n", e.Problem, termsafe.Line(field))
-	}
-	return nil
+	return report(ctx, t, "found", name, path, Project(e.Def), problem, nil)
 }
 
 // NotInScope is the refusal of a name t's scope file does not define,
@@ -168,4 +167,12 @@ func NotInScope(t Target, name, path string) error {
 		}
 	}
 	return Noted(err, "\"mcpward list\" shows every server and the file that defines it; mcpward edits only the local, project and user files")
+}
+
+// saveFailed adds what to do to a failed Save.
+func saveFailed(err error, s Scope) error {
+	if refusal.ReasonOf(err) == ReasonFileChanged {
+		return Noted(err, "run the command again (it reads the file afresh)")
+	}
+	return Noted(err, "check that the directory is writable, or name another file with --"+string(s))
 }

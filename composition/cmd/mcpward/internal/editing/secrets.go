@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -27,10 +28,12 @@ var templateRE = regexp.MustCompile(`\$\{[^}]*\}`)
 // authSchemeRE matches an Authorization scheme word and its space.
 var authSchemeRE = regexp.MustCompile(`^(?i:bearer|basic|token)\s+`)
 
-// literal reports whether v holds text besides ${…} references and
-// white space.
+// literal reports whether v holds a letter or digit outside its ${…}
+// references and its leading Authorization scheme word ("Bearer "): the
+// separators between references ("${USER}:${PASS}") are not a secret.
 func literal(v string) bool {
-	return strings.TrimSpace(templateRE.ReplaceAllString(v, "")) != ""
+	rest := templateRE.ReplaceAllString(authSchemeRE.ReplaceAllString(v, ""), "")
+	return strings.IndexFunc(rest, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // varName turns a key or flag name into an environment variable name:
@@ -73,8 +76,7 @@ func FindLiteralSecrets(d *definition.Definition) []LiteralSecret {
 		}
 	}
 	for k, v := range d.Headers {
-		rest := authSchemeRE.ReplaceAllString(v, "")
-		if literal(rest) && (secret.IsCredentialHeader(k) || flagged(v)) {
+		if literal(v) && (secret.IsCredentialHeader(k) || flagged(v)) {
 			use := "${" + varName(k) + "}"
 			if m := authSchemeRE.FindString(v); m != "" {
 				use = m + "${" + server + "_TOKEN}"

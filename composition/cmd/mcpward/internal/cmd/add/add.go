@@ -46,9 +46,11 @@ func NewCmdAdd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 	opts := &Options{IO: f.IOStreams, App: f.App, Env: f.Env, Scope: editing.ScopeLocal, Transport: "stdio"}
 	var envs, headers []string
 	cmd := &cobra.Command{
-		Use:   "add [flags] NAME -- COMMAND [ARGS...] | add --transport http [flags] NAME URL",
+		Use:   "add NAME -- COMMAND [ARGS...]",
 		Short: "Define a server in the local, project or user file",
-		Long: `Define the server NAME in the file of one scope, as "claude mcp add" does:
+		Long: `Define the stdio server NAME (add NAME -- COMMAND [ARGS...]) or the HTTP
+server NAME (add --transport http NAME URL) in the file of one scope, as
+"claude mcp add" does:
 
   local    ./.mcpward/local.json, yours, for this workspace (the default)
   project  ./.mcp.json, shared with everyone who clones the project
@@ -109,7 +111,7 @@ is then unchanged).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Var(editing.ScopeValue{S: &opts.Scope}, "scope", "`SCOPE` whose file to write: local, project or user")
+	fl.VarP(editing.ScopeValue{S: &opts.Scope}, "scope", "s", "`SCOPE` whose file to write: local, project or user")
 	fl.StringVarP(&opts.Transport, "transport", "t", "stdio", "`KIND` of server: stdio or http")
 	fl.StringArrayVarP(&envs, "env", "e", nil, "`KEY=VALUE` in the server's environment (stdio); repeatable")
 	fl.StringVar(&opts.Cwd, "cwd", "", "`DIR` the server runs in (stdio)")

@@ -34,7 +34,7 @@ type Options struct {
 func NewCmdAddJSON(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App, Env: f.Env, Scope: editing.ScopeLocal}
 	cmd := &cobra.Command{
-		Use:   "add-json [flags] NAME JSON",
+		Use:   "add-json NAME JSON",
 		Short: "Define a server from one entry's JSON",
 		Long: `Define the server NAME from JSON, one entry as it stands under mcpServers, in
 the file of one scope (local by default, see "mcpward help add").
@@ -68,7 +68,7 @@ With --json: the output of "mcpward add --json".`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.Var(editing.ScopeValue{S: &opts.Scope}, "scope", "`SCOPE` whose file to write: local, project or user")
+	fl.VarP(editing.ScopeValue{S: &opts.Scope}, "scope", "s", "`SCOPE` whose file to write: local, project or user")
 	fl.BoolVar(&opts.AllowLiteralSecret, "allow-literal-secret", false, "keep a literal credential in the local or user file")
 	return cmd
 }

@@ -69,7 +69,7 @@ type BatchJSON struct {
 func NewCmdApprove(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App}
 	cmd := &cobra.Command{
-		Use:   "approve NAME... | approve --all [--yes]",
+		Use:   "approve NAME...",
 		Short: "Approve local, project or plugin servers for this workspace",
 		Long: `Approve each server NAME, defined in a local, project or plugin file. Managed
 and user servers are used on your own trust and need no approval.

@@ -31,7 +31,7 @@ type Options struct {
 func NewCmdGet(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App, Env: f.Env}
 	cmd := &cobra.Command{
-		Use:   "get [flags] NAME",
+		Use:   "get NAME",
 		Short: "One server, as show gives it, or as one scope's file defines it",
 		Long: `Without --scope, get is "mcpward show NAME" (the same output, --json and
 exit codes): the server as the whole configuration resolves it.
@@ -41,7 +41,8 @@ holds, redacted, even when another file's entry takes precedence, and
 then how the whole configuration resolves NAME.
 
 With --json and --scope: {"action": "found", "name", "scope", "file",
-"entry" (the redacted entry; null when it is malformed), "server"}.
+"entry" (the redacted entry; null when it is malformed), "problem" (why
+it is malformed: the decoder's word and field), "server"}.
 
 Exit code 1 when NAME is not defined (with --scope: not in that scope's
 file; the message names the scope that defines it, if one does).`,
@@ -56,7 +57,7 @@ file; the message names the scope that defines it, if one does).`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Var(editing.ScopeValue{S: &opts.Scope}, "scope", "`SCOPE` whose file to read: local, project or user (default: as show)")
+	cmd.Flags().VarP(editing.ScopeValue{S: &opts.Scope}, "scope", "s", "`SCOPE` whose file to read: local, project or user (default: as show)")
 	return cmd
 }
 

@@ -31,7 +31,7 @@ type Options struct {
 func NewCmdRemove(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App, Env: f.Env, Scope: editing.ScopeLocal}
 	cmd := &cobra.Command{
-		Use:   "remove [flags] NAME",
+		Use:   "remove NAME",
 		Short: "Delete a server from the local, project or user file",
 		Long: `Delete the server NAME from the file of one scope (local by default, see
 "mcpward help add"). The file is rewritten as add does: atomically, every
@@ -59,7 +59,7 @@ the scope that does, if one does) or cannot be written.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Var(editing.ScopeValue{S: &opts.Scope}, "scope", "`SCOPE` whose file to edit: local, project or user")
+	cmd.Flags().VarP(editing.ScopeValue{S: &opts.Scope}, "scope", "s", "`SCOPE` whose file to edit: local, project or user")
 	return cmd
 }
 

@@ -62,6 +62,7 @@ func TestCLIEdit(t *testing.T) {
 		{"remove_again", []string{"remove", "weather"}, 1},
 		{"remove_other_scope", []string{"remove", "files"}, 1},
 		{"remove_nowhere", []string{"remove", "--scope", "user", "ghost"}, 1},
+		{"add_foreign_file", []string{"--user", "$ROOT/home/.claude.json", "add", "--scope", "user", "x", "--", "x-mcp"}, 1},
 	}
 	var all strings.Builder
 	for _, s := range steps {

@@ -368,3 +368,47 @@ func TestLiteral(t *testing.T) {
 		assert.Equal(t, want, literal(v), v)
 	}
 }
+
+func TestForeignHostFilesAreNeverWritten(t *testing.T) {
+	home := t.TempDir()
+	for path, host := range map[string]string{
+		filepath.Join(home, ".claude.json"): "Claude Code",
+		filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"): "Claude Desktop",
+		filepath.Join(home, ".cursor", "mcp.json"):                                                    "Cursor",
+		filepath.Join(home, "ws", ".vscode", "mcp.json"):                                              "VS Code",
+		filepath.Join(home, ".gemini", "settings.json"):                                               "Gemini CLI",
+		filepath.Join(home, ".codex", "config.toml"):                                                  "Codex",
+	} {
+		assert.Equal(t, host, ForeignHost(path), path)
+		_, err := Load(ScopeUser, path)
+		assert.Equal(t, ReasonForeignFile, refusal.ReasonOf(err), path)
+	}
+	for _, ok := range []string{filepath.Join(home, "ws", ".mcp.json"), filepath.Join(home, ".config", "mcpward", "mcp.json"), filepath.Join(home, "ws", ".mcpward", "local.json")} {
+		assert.Empty(t, ForeignHost(ok), ok)
+	}
+	// A link to a foreign file is foreign too.
+	target := write(t, home, ".claude.json", `{"mcpServers": {}}`, 0o600)
+	link := filepath.Join(home, "mine.json")
+	require.NoError(t, os.Symlink(target, link))
+	assert.Equal(t, "Claude Code", ForeignHost(link))
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,2.50,"x",null,true,{"b":{}}]}`, `{"a":1,"a":2}`, `"\u2028<&>"`, `[`, `1e999`, `{"mcpServers":{"x":{"command":"y"}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := Parse(data)
+		if err != nil {
+			return
+		}
+		out := n.Marshal()
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("the rewrite does not parse: %v", err)
+		}
+		if string(again.Marshal()) != string(out) {
+			t.Fatal("the rewrite is not stable")
+		}
+	})
+}

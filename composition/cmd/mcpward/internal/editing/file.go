@@ -45,6 +45,10 @@ const (
 	// ReasonWriteFailed: the file could not be written; the original is
 	// unchanged.
 	ReasonWriteFailed = "config_write_failed"
+	// ReasonForeignFile: the file is another host's own configuration
+	// (~/.claude.json, Claude Desktop's, Cursor's, VS Code's, Gemini's,
+	// Codex's), named with --local, --project or --user.
+	ReasonForeignFile = "foreign_host_file"
 	// ReasonFileChanged: the file changed between its reading and the
 	// write (another edit ran at the same time); nothing was written.
 	ReasonFileChanged = "config_file_changed"
@@ -158,6 +162,9 @@ type File struct {
 // ReasonFileNotEditable: unreadable, larger than 4 MiB, not one JSON
 // object, an object key twice, or "mcpServers" not an object.
 func Load(s Scope, path string) (*File, error) {
+	if host := ForeignHost(path); host != "" {
+		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonForeignFile, Origin: path, Detail: "this is " + host + "'s own configuration file; mcpward never writes it"}
+	}
 	f := &File{Scope: s, Path: path, Mode: s.NewFileMode(), root: Object()}
 	notEditable := func(why string) error {
 		return &refusal.Error{Class: refusal.Config, Reason: ReasonFileNotEditable, Origin: path, Detail: why}
@@ -366,4 +373,40 @@ func Locate(o app.Options, e app.Env, name string) map[Scope]string {
 		}
 	}
 	return out
+}
+
+// ForeignHost names the host whose own configuration file path is, ""
+// when it is none known: ~/.claude.json (Claude Code),
+// claude_desktop_config.json (Claude Desktop), .cursor/mcp.json (Cursor),
+// .vscode/mcp.json (VS Code), .gemini/settings.json (Gemini CLI) and
+// .codex/config.toml (Codex). The project's .mcp.json is not foreign: it
+// is the shared project file mcpward edits. A symbolic link is judged by
+// the file it points to as well.
+func ForeignHost(path string) string {
+	if host := foreignHost(path); host != "" {
+		return host
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		return foreignHost(target)
+	}
+	return ""
+}
+
+func foreignHost(path string) string {
+	base, dir := filepath.Base(path), filepath.Base(filepath.Dir(path))
+	switch {
+	case base == ".claude.json":
+		return "Claude Code"
+	case base == "claude_desktop_config.json":
+		return "Claude Desktop"
+	case dir == ".cursor" && base == "mcp.json":
+		return "Cursor"
+	case dir == ".vscode" && base == "mcp.json":
+		return "VS Code"
+	case dir == ".gemini" && base == "settings.json":
+		return "Gemini CLI"
+	case dir == ".codex" && base == "config.toml":
+		return "Codex"
+	}
+	return ""
 }

@@ -46,7 +46,7 @@ func Add(ctx context.Context, t Target, name string, entry *Node, allowLiteral b
 	}
 	f, err := Load(t.Scope, path)
 	if err != nil {
-		return Noted(err, "correct the file by hand, or name another file with --"+string(t.Scope))
+		return loadFailed(err, t.Scope)
 	}
 	if f.Has(name) {
 		return Noted(&refusal.Error{Class: refusal.Config, Reason: ReasonServerExists, Server: name, Origin: path, Detail: "the " + string(t.Scope) + " scope already defines it"},
@@ -117,7 +117,7 @@ func Remove(ctx context.Context, t Target, name string) error {
 	}
 	f, err := Load(t.Scope, path)
 	if err != nil {
-		return Noted(err, "correct the file by hand, or name another file with --"+string(t.Scope))
+		return loadFailed(err, t.Scope)
 	}
 	var def *definition.Definition
 	if e, ok := f.Decode(name); ok {
@@ -141,7 +141,7 @@ func Get(ctx context.Context, t Target, name string) error {
 	}
 	f, err := Load(t.Scope, path)
 	if err != nil {
-		return Noted(err, "correct the file by hand, or name another file with --"+string(t.Scope))
+		return loadFailed(err, t.Scope)
 	}
 	e, ok := f.Decode(name)
 	if !ok {
@@ -175,4 +175,12 @@ func saveFailed(err error, s Scope) error {
 		return Noted(err, "run the command again (it reads the file afresh)")
 	}
 	return Noted(err, "check that the directory is writable, or name another file with --"+string(s))
+}
+
+// loadFailed adds what to do to a failed Load.
+func loadFailed(err error, s Scope) error {
+	if refusal.ReasonOf(err) == ReasonForeignFile {
+		return Noted(err, "edit it with that host's own tool; for mcpward, leave out --"+string(s)+" or name one of mcpward's files")
+	}
+	return Noted(err, "correct the file by hand, or name another file with --"+string(s))
 }

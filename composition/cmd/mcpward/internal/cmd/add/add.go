@@ -58,7 +58,9 @@ server NAME (add --transport http NAME URL) in the file of one scope, as
            yours, for every workspace
 
 (--local, --project and --user name other files.) mcpward never writes
-another host's file, such as ~/.claude.json.
+another host's file, even when a flag names it: ~/.claude.json,
+claude_desktop_config.json, .cursor/mcp.json, .vscode/mcp.json,
+.gemini/settings.json and .codex/config.toml are refused by name.
 
 A stdio server is its command line after "--" (needed when an argument
 starts with "-"), with -e KEY=VALUE for its environment and --cwd for its

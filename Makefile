@@ -4,8 +4,14 @@
 #                real Secret Service under dbus-run-session; the PostgreSQL
 #                adapter against a private cluster; the npm peers of peers/
 #                installed first)
+#   make install the mcpward CLI into $GOBIN (else $GOPATH/bin), its --version
+#                from git describe (VERSION=v1.2.3 to choose it)
 #   make check   gofmt, vet, go mod tidy -diff per module (GOWORK=off), the
-#                dependency rule, then make test
+#                dependency rule, then make test. It needs the Go module proxy
+#                (GOPROXY, proxy.golang.org by default): go mod tidy resolves
+#                each module's whole dependency graph on its own, test
+#                dependencies included, which may download modules no build
+#                has fetched
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 #   make bench   the benchmarks recorded in BENCHMARKS.md
 #   make demo    the whole flow: the CLI and the example server on an embedded
@@ -24,9 +30,20 @@ BENCHCOUNT ?= 6
 MODULES := ports core conformance adapters/filestore adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition composition/cmd/mcpward
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
-.PHONY: test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
+# The version "mcpward --version" prints (main.version); empty, the CLI
+# falls back to the build information the go command records.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
+.PHONY: install test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
 
 test: peers test-plain test-keychain
+
+# go install of the CLI module (composition/cmd/mcpward): the binary lands in
+# $GOBIN, else $GOPATH/bin (go env GOBIN GOPATH). Its dependencies come from
+# the module cache, else the Go module proxy.
+install:
+	@cd composition/cmd/mcpward && $(GO) install -ldflags "-X main.version=$(VERSION)" .
+	@echo "installed mcpward $(VERSION) in $$(d=$$($(GO) env GOBIN); [ -n "$$d" ] || d=$$($(GO) env GOPATH)/bin; echo $$d)"
 
 # The third-party MCP servers the integration tests run against, pinned
 # exactly in peers/package-lock.json. With them installed the tests that use

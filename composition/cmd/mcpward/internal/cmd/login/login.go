@@ -12,12 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/core/refusal"
 )
 
 // DefaultTimeout bounds how long login waits for the browser's redirect.
@@ -81,6 +83,9 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cancel()
 	p, err := a.Host.BeginSignIn(ctx, a.LibrarySources(), opts.Name)
 	if err != nil {
+		if fix := Fix(opts.Name, err); fix != "" {
+			return &cmdutil.NotedError{Err: err, Note: fix}
+		}
 		return err
 	}
 	defer p.Close()
@@ -130,4 +135,19 @@ func Done(io *iostreams.IOStreams, asJSON bool, name string, st oauth.State, lin
 	}
 	fmt.Fprintln(io.Out, termsafe.Line(line))
 	return nil
+}
+
+// Fix is the one line of why and what to do for login's refusal err of
+// name ("" when there is nothing to add).
+func Fix(name string, err error) string {
+	n := termsafe.Line(name)
+	switch refusal.ReasonOf(err) {
+	case composition.ReasonNotOAuth:
+		return "why: " + n + " is not an HTTP server with an \"oauth\" key, so there is nothing to sign in to; to do: nothing if it takes a token in a header (set the variable its ${VAR} names), or add \"oauth\" to its entry if it signs in with OAuth"
+	case composition.ReasonNotUsable:
+		return "why: mcpward signs in only to a server it would use; to do: see \"mcpward show " + n + "\" (approve it first if it awaits approval)"
+	case composition.ReasonUnknownServer:
+		return "why: no configuration file defines " + n + "; to do: check the name with \"mcpward list\""
+	}
+	return ""
 }

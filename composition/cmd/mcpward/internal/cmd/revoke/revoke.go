@@ -14,12 +14,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
-	"github.com/mcpward/mcpward/core/refusal"
 )
-
-// ReasonApprovalNotFound is the reason of revoking a name without any
-// approval. Class Config.
-const ReasonApprovalNotFound = "approval_not_found"
 
 // Options are revoke's inputs.
 type Options struct {
@@ -48,7 +43,8 @@ with an audit record of each.
 
 With --json: {"name", "revoked" (how many approvals were removed)}.
 
-Exit code 1 when no approval is recorded for NAME.`,
+Revoking a name with no approval recorded succeeds (exit code 0) and
+says so: "revoked" is then 0.`,
 		Example: `  $ mcpward revoke weather`,
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,11 +67,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return &refusal.Error{Class: refusal.Config, Reason: ReasonApprovalNotFound, Server: opts.Name, Detail: "no approval is recorded for this name"}
-	}
 	if opts.JSON {
 		_ = jsonout.Write(opts.IO.Out, JSON{Name: opts.Name, Revoked: n})
+		return nil
+	}
+	if n == 0 {
+		fmt.Fprintf(opts.IO.Out, "nothing to revoke: no approval is recorded for %s\n", termsafe.Line(opts.Name))
 		return nil
 	}
 	fmt.Fprintf(opts.IO.Out, "revoked %d approval%s of %s\n", n, view.Plural(n), termsafe.Line(opts.Name))

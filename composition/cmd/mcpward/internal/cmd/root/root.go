@@ -10,14 +10,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/add"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/addjson"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/approve"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/call"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/completion"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/demo"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/doctor"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/get"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/list"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/login"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/logout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/remove"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/revoke"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/show"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/tools"
@@ -70,6 +74,10 @@ used, and connects to them.`,
 	cmd.AddCommand(
 		list.NewCmdList(f, nil),
 		named(show.NewCmdShow(f, nil)),
+		named(get.NewCmdGet(f, nil)),
+		add.NewCmdAdd(f, nil),
+		addjson.NewCmdAddJSON(f, nil),
+		named(remove.NewCmdRemove(f, nil)),
 		named(approve.NewCmdApprove(f, nil)),
 		named(revoke.NewCmdRevoke(f, nil)),
 		named(tools.NewCmdTools(f, nil)),

@@ -14,7 +14,7 @@ import (
 
 const modPrefix = "github.com/mcpward/mcpward/"
 
-// TestDependencyRule enforces the dependency rule of DESIGN.md mechanically,
+// TestDependencyRule enforces the dependency rule (README, "Layout") mechanically,
 // over every module of the workspace: ports imports only the standard
 // library; core only the standard library and ports; an adapter never
 // imports another adapter; the go-sdk is imported only by adapters (the

@@ -45,8 +45,8 @@ func admitAddr(t *testing.T, p *Policy, scheme, addr string) error {
 	return p.AdmitAddr(context.Background(), scheme, netip.AddrPortFrom(netip.MustParseAddr(addr), 443))
 }
 
-// TestAdmitURL is the adversarial URL table of security-notes.md
-// ("Egress admission") plus this package's additions.
+// TestAdmitURL is the adversarial URL table of the egress policy (the
+// ranges and forms it must refuse) plus this package's additions.
 func TestAdmitURL(t *testing.T) {
 	tests := []struct {
 		name, url, reason string

@@ -62,7 +62,7 @@ func TestRangesIsCopy(t *testing.T) {
 	assert.NotEqual(t, rs[0], Ranges()[0])
 }
 
-// TestRangesCoverBrief pins the ranges the brief and security-notes.md name,
+// TestRangesCoverBrief pins the ranges the egress policy must refuse,
 // so a row cannot be dropped from the table unnoticed.
 func TestRangesCoverBrief(t *testing.T) {
 	want := []string{

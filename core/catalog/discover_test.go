@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -566,4 +567,19 @@ func TestToolSize(t *testing.T) {
 		deep = []any{deep}
 	}
 	assert.Less(t, valueSize(deep, 0, 1<<20, 0), int64(1<<20), "as deep as JSON decodes is counted")
+}
+
+// TestDiscoverPanicStopsPreparer: a tools List that panics after a first
+// page (a broken Session, or a bug under one) leaves no schema goroutine
+// behind once the panic has left Discover.
+func TestDiscoverPanicStopsPreparer(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
+	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {
+		if cursor == "" {
+			return ports.Page{Tools: []ports.ToolItem{{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}}, NextCursor: "next"}, nil
+		}
+		panic("list broke")
+	}}
+	assert.PanicsWithValue(t, "list broke", func() { _, _ = Discover(context.Background(), sess, nil) })
 }

@@ -313,9 +313,10 @@ func (p *preparedTools) matches(tools []ports.ToolItem) bool {
 // Discover fetches the next page, while the page's decoded schemas are
 // still warm in the cache.
 type preparer struct {
-	pages chan []ports.ToolItem
-	done  chan struct{}
-	out   preparedTools
+	pages  chan []ports.ToolItem
+	done   chan struct{}
+	out    preparedTools
+	closed bool // pages is closed (finish or stop ran)
 }
 
 func startPreparer() *preparer {
@@ -339,6 +340,17 @@ func startPreparer() *preparer {
 	return pr
 }
 
+// stop ends the goroutine, once the pages queued are narrowed, and waits
+// for it. It may be called more than once (Discover defers it, so that a
+// panic out of a List leaves no goroutine behind).
+func (pr *preparer) stop() {
+	if !pr.closed {
+		pr.closed = true
+		close(pr.pages)
+	}
+	<-pr.done
+}
+
 // add queues one page's tools, in page order.
 func (pr *preparer) add(tools []ports.ToolItem) {
 	if len(tools) > 0 {
@@ -349,8 +361,7 @@ func (pr *preparer) add(tools []ports.ToolItem) {
 // finish waits for the queued pages and returns the result for all, the
 // concatenation of the pages.
 func (pr *preparer) finish(all []ports.ToolItem) *preparedTools {
-	close(pr.pages)
-	<-pr.done
+	pr.stop()
 	if len(all) == 0 {
 		return nil
 	}

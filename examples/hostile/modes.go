@@ -57,11 +57,16 @@ func answer(text string) toolFunc {
 }
 
 // runNormal is a well-behaved server: tools ok and echo.
+// With -hang-list it never answers tools/list: discovery hangs.
 func runNormal(e *env) int {
-	return e.serve(&server{
+	s := &server{
 		tools: []map[string]any{okTool, echoTool},
 		calls: map[string]toolFunc{"ok": callOK, "echo": callEcho},
-	})
+	}
+	if e.opts.hangList {
+		s.list = func(ctx context.Context, _ out, _ *message) { <-ctx.Done() }
+	}
+	return e.serve(s)
 }
 
 // longName is a tool name of exactly n bytes ("long_N_xxx…").

@@ -173,7 +173,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	fs.BoolVar(&o.setsid, "setsid", false, "ignore-term: one grandchild leaves the process group (setsid)")
 	fs.DurationVar(&o.lifetime, "lifetime", 10*time.Minute, "ignore-term: how long the grandchildren live at most")
 	fs.StringVar(&o.spawnLog, "spawn-log", "", "append one line (\"MODE PID\") to this `file` when the server starts, so a test can count how often it was spawned")
-	fs.BoolVar(&o.hangList, "hang-list", false, "normal: never answer tools/list (discovery hangs)")
+	fs.BoolVar(&o.hangList, "hang-list", false, "normal, ignore-term: never answer tools/list (discovery hangs)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hostile -mode NAME [-http 127.0.0.1:PORT] [flags]")
 		fmt.Fprintln(stderr, "modes:", strings.Join(modeNames(), " "))

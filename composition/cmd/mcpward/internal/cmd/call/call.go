@@ -113,12 +113,13 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	rep.Start()
 	f := fleet.Connect(ctx, a, []string{opts.Server}, fleet.SupervisorOptions(opts.Timeouts), rep)
-	defer f.Close()
 	if opts.ServerStderr {
-		// Before f.Close (deferred first, run last) and before the error
-		// the command returns is printed.
+		// After f.Close (deferred next, so run first), which waits for the
+		// server's stderr to be read to its end; before the error the
+		// command returns is printed.
 		defer view.WriteStderrOf(opts.IO.ErrOut, f, []string{opts.Server})
 	}
+	defer f.Close()
 	rep.Finish(nil)
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled

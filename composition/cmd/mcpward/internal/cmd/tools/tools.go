@@ -110,20 +110,22 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	rep.Start()
 	f := fleet.Connect(ctx, a, opts.Names, fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout}), rep)
-	defer f.Close()
 	rs := f.Servers()
+	if opts.ServerStderr && ctx.Err() == nil {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Name
+		}
+		// After f.Close (deferred next, so run first), which waits for
+		// each server's stderr to be read to its end.
+		defer view.WriteStderrOf(opts.IO.ErrOut, f, names)
+	}
+	defer f.Close()
 	if ctx.Err() != nil {
 		rep.Finish(nil)
 		return cmdutil.ErrCancelled
 	}
 	rep.Finish(rs)
-	if opts.ServerStderr {
-		names := make([]string, len(rs))
-		for i, r := range rs {
-			names[i] = r.Name
-		}
-		view.WriteStderrOf(opts.IO.ErrOut, f, names)
-	}
 	failed := false
 	for _, r := range rs {
 		if r.State == composition.StateFailed || r.State == composition.StateUnknown ||

@@ -547,3 +547,95 @@ func assertNoneLeft(t *testing.T, under []proc) {
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
 }
+
+// startHTTPHostile runs the hostile server in mode over Streamable HTTP on
+// loopback until the test ends and returns its URL.
+func startHTTPHostile(t *testing.T, mode string, args ...string) string {
+	t.Helper()
+	bin, err := hostileServer()
+	require.NoError(t, err)
+	cmd := exec.Command(bin, append([]string{"-mode", mode, "-http", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		var b [256]byte
+		n, _ := out.Read(b[:])
+		lines <- string(b[:n])
+	}()
+	select {
+	case line := <-lines:
+		url, _, _ := strings.Cut(line, "\n")
+		require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), "no URL line: %q", line)
+		return url
+	case <-time.After(10 * time.Second):
+		t.Fatal("no URL line within 10s")
+		return ""
+	}
+}
+
+// TestHostileHTTP: the modes that make sense over Streamable HTTP, and a
+// refused connection: the class and reason, the endpoint as the detail,
+// and that only a Transient failure is attempted again.
+func TestHostileHTTP(t *testing.T) {
+	tests := []struct {
+		mode  string // "" for a closed port
+		args  []string
+		line  string // tools' stdout line of h (a regexp)
+		retry bool
+	}{
+		{mode: "endless-line", line: `h: failed \(protocol receive_cap_exceeded\): 127\.0\.0\.1:\d+`},
+		{mode: "wrong-version", line: `h: failed \(protocol protocol_version_refused\): 127\.0\.0\.1:\d+`},
+		{mode: "malformed", line: `h: failed \(protocol malformed_message\): 127\.0\.0\.1:\d+`},
+		{mode: "no-init", args: []string{"--connect-timeout", "300ms"}, line: `h: failed \(transient connect_timeout\): 127\.0\.0\.1:\d+`, retry: true},
+		{mode: "", line: `h: failed \(transient network_error\): 127\.0\.0\.1:\d+ \(refused\)`, retry: true},
+		{mode: "long-names", line: `h: connected`},
+		{mode: "server-requests", line: `h: connected`},
+	}
+	for _, tt := range tests {
+		name := tt.mode
+		if name == "" {
+			name = "refused"
+		}
+		t.Run(name, func(t *testing.T) {
+			url := "http://127.0.0.1:9/mcp" // nothing listens on the discard port
+			if tt.mode != "" {
+				url = startHTTPHostile(t, tt.mode)
+			}
+			w := newWorld(t, map[string]string{"config/mcpward/mcp.json": `{"mcpServers": {"h": {"type": "http", "url": ` + jsonString(url) + `}}}`})
+			r := w.run(t, append([]string{"tools"}, tt.args...)...)
+			assertNoPanic(t, r)
+			assert.Regexp(t, `(?m)^`+tt.line+`$`, r.stdout, r.stderr)
+			assert.Equal(t, tt.retry, strings.Contains(r.stderr, "h: attempt 1 failed"), "retried only when Transient: %s", r.stderr)
+			if strings.Contains(tt.line, "failed") {
+				assert.Equal(t, 1, r.code)
+			} else {
+				assert.Equal(t, 0, r.code, r.stderr)
+				r = w.run(t, "call", "h", "ok")
+				assert.Equal(t, 0, r.code, r.stderr)
+				assert.Equal(t, "ok\n", r.stdout)
+			}
+		})
+	}
+
+	t.Run("hang-call", func(t *testing.T) {
+		w := newWorld(t, map[string]string{"config/mcpward/mcp.json": `{"mcpServers": {"h": {"type": "http", "url": ` +
+			jsonString(startHTTPHostile(t, "hang-call")) + `}}}`})
+		r := w.run(t, "call", "h", "hang", "--call-timeout", "300ms")
+		assert.Equal(t, 1, r.code)
+		assert.Regexp(t, `(?m)^mcpward: transient: call_timeout \(server "h"\)`, r.stderr)
+		assert.Regexp(t, `(?m)^mcpward: timed out after 0\.[3-9]s \(--call-timeout 300ms\)$`, r.stderr)
+	})
+	t.Run("control-chars", func(t *testing.T) {
+		w := newWorld(t, map[string]string{"config/mcpward/mcp.json": `{"mcpServers": {"h": {"type": "http", "url": ` +
+			jsonString(startHTTPHostile(t, "control-chars")) + `}}}`})
+		for _, args := range [][]string{{"tools"}, {"call", "h", "echo", "--args", `{"text":"hi","error":true}`}, {"call", "h", "rpc_error"}} {
+			r := w.run(t, args...)
+			assertNoPanic(t, r)
+			assertTerminalSafe(t, "stdout", r.stdout)
+			assertTerminalSafe(t, "stderr", r.stderr)
+		}
+	})
+}

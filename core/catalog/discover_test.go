@@ -583,3 +583,25 @@ func TestDiscoverPanicStopsPreparer(t *testing.T) {
 	}}
 	assert.PanicsWithValue(t, "list broke", func() { _, _ = Discover(context.Background(), sess, nil) })
 }
+
+// TestDiscoverPreparerPanic: a panic while the schema goroutine narrows a
+// page's schemas reaches Discover's caller (where a panic boundary such as
+// the supervisor's can turn it into one server's failure), not the
+// process; no goroutine is left behind.
+func TestDiscoverPreparerPanic(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	saved := packPrepared
+	t.Cleanup(func() { packPrepared = saved })
+	packPrepared = func(*packer, map[string]any) (*schemaEntry, []string) { panic("pack broke") }
+	pages := 0
+	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
+	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {
+		pages++
+		next := ""
+		if pages < 20 {
+			next = "more"
+		}
+		return ports.Page{Tools: []ports.ToolItem{{Name: "t" + strconv.Itoa(pages), InputSchema: map[string]any{"type": "object"}}}, NextCursor: next}, nil
+	}}
+	assert.PanicsWithValue(t, "pack broke", func() { _, _ = Discover(context.Background(), sess, nil) })
+}

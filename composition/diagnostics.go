@@ -264,7 +264,9 @@ func newSecretMask(m *definition.Materialized) secretMask {
 		}
 	}
 	value := func(v definition.Value) {
-		if v.KeySecret {
+		// The argument after a credential-shaped flag (--api-key VALUE) is
+		// secret as a whole, as the projection shows it.
+		if v.KeySecret || v.ArgSecret {
 			add(v.Text, secret.Redacted)
 		}
 		for _, st := range v.Stretches {

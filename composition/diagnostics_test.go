@@ -375,7 +375,7 @@ func TestServerStderrCanary(t *testing.T) {
 func TestSecretMask(t *testing.T) {
 	m, err := definition.Materialize(&definition.Definition{
 		Name: "s", Kind: definition.KindStdio, Command: "srv",
-		Args: []string{"--token=${TOKEN}", "${PLAIN}"},
+		Args: []string{"--token=${TOKEN}", "${PLAIN}", "--api-key", "literal-argv-key-42"},
 		Env:  map[string]string{"DB_PASSWORD": "p@ss w\"rd", "SHORTER": "x${TOKEN}"},
 	}, func(n string) (string, bool) {
 		return map[string]string{"TOKEN": "tok-123-abc", "PLAIN": "not-secret"}[n], true
@@ -390,10 +390,11 @@ func TestSecretMask(t *testing.T) {
 		"overlapping":       "tok-123-abctok-123-abc",
 		"not secret stays":  "not-secret",
 		"literal shape too": "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+		"argv after a flag": "argv[3]=literal-argv-key-42",
 	}
 	for name, in := range tests {
 		out := mask.apply(in)
-		for i, v := range []string{"tok-123-abc", "p@ss", "w\"rd", "p%40ss", "ghp_0123"} {
+		for i, v := range []string{"tok-123-abc", "p@ss", "w\"rd", "p%40ss", "ghp_0123", "literal-argv-key-42"} {
 			assert.False(t, strings.Contains(out, v), "%s: secret #%d remains", name, i)
 		}
 		if name == "not secret stays" {

@@ -169,6 +169,9 @@ func Discover(ctx context.Context, sess ports.Session, opts *DiscoverOptions) (L
 		}
 		if kind == ports.ListTools {
 			pr = startPreparer()
+			// Ends the goroutine when a panic (out of sess.List) leaves
+			// Discover before finish; a no-op after it.
+			defer pr.stop()
 		}
 		reason, err := drain(ctx, sess, id.ServerID, kind, b, &l, pr)
 		if reason != "" {

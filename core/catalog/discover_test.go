@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -566,4 +567,41 @@ func TestToolSize(t *testing.T) {
 		deep = []any{deep}
 	}
 	assert.Less(t, valueSize(deep, 0, 1<<20, 0), int64(1<<20), "as deep as JSON decodes is counted")
+}
+
+// TestDiscoverPanicStopsPreparer: a tools List that panics after a first
+// page (a broken Session, or a bug under one) leaves no schema goroutine
+// behind once the panic has left Discover.
+func TestDiscoverPanicStopsPreparer(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
+	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {
+		if cursor == "" {
+			return ports.Page{Tools: []ports.ToolItem{{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}}, NextCursor: "next"}, nil
+		}
+		panic("list broke")
+	}}
+	assert.PanicsWithValue(t, "list broke", func() { _, _ = Discover(context.Background(), sess, nil) })
+}
+
+// TestDiscoverPreparerPanic: a panic while the schema goroutine narrows a
+// page's schemas reaches Discover's caller (where a panic boundary such as
+// the supervisor's can turn it into one server's failure), not the
+// process; no goroutine is left behind.
+func TestDiscoverPreparerPanic(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	saved := packPrepared
+	t.Cleanup(func() { packPrepared = saved })
+	packPrepared = func(*packer, map[string]any) (*schemaEntry, []string) { panic("pack broke") }
+	pages := 0
+	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
+	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {
+		pages++
+		next := ""
+		if pages < 20 {
+			next = "more"
+		}
+		return ports.Page{Tools: []ports.ToolItem{{Name: "t" + strconv.Itoa(pages), InputSchema: map[string]any{"type": "object"}}}, NextCursor: next}, nil
+	}}
+	assert.PanicsWithValue(t, "pack broke", func() { _, _ = Discover(context.Background(), sess, nil) })
 }

@@ -313,22 +313,39 @@ func (p *preparedTools) matches(tools []ports.ToolItem) bool {
 // Discover fetches the next page, while the page's decoded schemas are
 // still warm in the cache.
 type preparer struct {
-	pages chan []ports.ToolItem
-	done  chan struct{}
-	out   preparedTools
+	pages  chan []ports.ToolItem
+	done   chan struct{}
+	out    preparedTools
+	closed bool // pages is closed (finish or stop ran)
+	// panicked is the value of a panic of the goroutine, recovered there
+	// and raised again by stop in Discover's goroutine (inside the
+	// caller's panic boundary, such as the supervisor's), so that it
+	// fails one server instead of the process. Read after done.
+	panicked any
 }
+
+// packPrepared is how the goroutine narrows one schema; a test replaces
+// it to panic.
+var packPrepared = (*packer).pack
 
 func startPreparer() *preparer {
 	pr := &preparer{pages: make(chan []ports.ToolItem, 8), done: make(chan struct{})}
 	go func() {
 		defer close(pr.done)
+		defer func() {
+			if v := recover(); v != nil {
+				pr.panicked = v
+				for range pr.pages { // let add and stop go on
+				}
+			}
+		}()
 		p := newPacker(maphash.MakeSeed())
 		for tools := range pr.pages {
 			for i := range tools {
 				var e *schemaEntry
 				var dropped []string
 				if m, ok := objectSchema(tools[i].InputSchema); ok {
-					e, dropped = p.pack(m)
+					e, dropped = packPrepared(p, m)
 				}
 				pr.out.entries = append(pr.out.entries, e)
 				pr.out.dropped = append(pr.out.dropped, dropped)
@@ -337,6 +354,24 @@ func startPreparer() *preparer {
 		p.done()
 	}()
 	return pr
+}
+
+// stop ends the goroutine, once the pages queued are narrowed, and waits
+// for it. It may be called more than once (Discover defers it, so that a
+// panic out of a List leaves no goroutine behind). When the goroutine
+// panicked, the first stop panics with the same value, in the caller's
+// goroutine.
+func (pr *preparer) stop() {
+	if pr.closed {
+		<-pr.done
+		return
+	}
+	pr.closed = true
+	close(pr.pages)
+	<-pr.done
+	if pr.panicked != nil {
+		panic(pr.panicked)
+	}
 }
 
 // add queues one page's tools, in page order.
@@ -349,8 +384,7 @@ func (pr *preparer) add(tools []ports.ToolItem) {
 // finish waits for the queued pages and returns the result for all, the
 // concatenation of the pages.
 func (pr *preparer) finish(all []ports.ToolItem) *preparedTools {
-	close(pr.pages)
-	<-pr.done
+	pr.stop()
 	if len(all) == 0 {
 		return nil
 	}

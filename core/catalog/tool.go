@@ -27,7 +27,14 @@ const (
 	// ReasonValidatorUnavailable (Class Internal): the narrowed schema
 	// could not be compiled (a bug in mcpward).
 	ReasonValidatorUnavailable = "validator_unavailable"
+	// ReasonPanic (Class Internal): checking or cutting the result the
+	// server returned panicked (a bug in mcpward); the panic is recovered
+	// at Call's boundary, like the supervisor's own (same word).
+	ReasonPanic = "panic"
 )
+
+// admitResult is admit; a test replaces it to panic.
+var admitResult = admit
 
 // toolServer is what the tools of one catalog share.
 type toolServer struct {
@@ -116,7 +123,7 @@ func (e *ArgumentError) Unwrap() error { return e.err }
 // members kept), later items are dropped, and Truncated is set. A catalog
 // built without a Caller refuses every call with Class Internal, Reason
 // "no_caller".
-func (t *Tool) Call(ctx context.Context, args json.RawMessage) (ports.ToolResult, error) {
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResult, err error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -137,7 +144,16 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (ports.ToolResult
 	if err != nil {
 		return ports.ToolResult{}, err
 	}
-	content, truncated, ok := admit(res.Content, t.cap)
+	// The result's bytes are the server's: checking and cutting them runs
+	// after the caller (the supervisor's panic boundary) returned, so it
+	// has a boundary of its own. FuzzAdmit feeds admit any bytes.
+	defer func() {
+		if v := recover(); v != nil {
+			err = &refusal.Error{Class: refusal.Internal, Reason: ReasonPanic, Server: t.srv.id,
+				Detail: "a panic was recovered while checking the result"}
+		}
+	}()
+	content, truncated, ok := admitResult(res.Content, t.cap)
 	if !ok {
 		return ports.ToolResult{}, &refusal.Error{Class: refusal.Protocol, Reason: ReasonMalformedResult, Server: t.srv.id}
 	}

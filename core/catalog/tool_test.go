@@ -221,3 +221,47 @@ func TestSpecSchemaCapacityClipped(t *testing.T) {
 		assert.Equal(t, len(in), cap(in))
 	}
 }
+
+// TestCallPanicInResultCheck: a panic while checking or cutting a result
+// (after the caller returned, outside the supervisor's boundary) is the
+// tool's Internal "panic" error, not a crash of the host.
+func TestCallPanicInResultCheck(t *testing.T) {
+	saved := admitResult
+	t.Cleanup(func() { admitResult = saved })
+	admitResult = func(json.RawMessage, int) (json.RawMessage, bool, bool) { panic("admit broke") }
+	c := &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[]`)}}
+	cat := Build("srv", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{item(t, "t", `{}`)}}, c, nil)
+	require.Len(t, cat.Tools, 1)
+	var res ports.ToolResult
+	var err error
+	require.NotPanics(t, func() { res, err = cat.Tools[0].Call(context.Background(), nil) })
+	assert.Equal(t, refusal.Internal, refusal.ClassOf(err))
+	assert.Equal(t, ReasonPanic, refusal.ReasonOf(err))
+	assert.NotContains(t, err.Error(), "admit broke", "the panic value's text is not the error's")
+	assert.Zero(t, res)
+}
+
+// FuzzAdmit: any content bytes and any cap: admit never panics; what it
+// admits is a JSON array of objects, and the same content within a cap
+// that fits it is unchanged.
+func FuzzAdmit(f *testing.F) {
+	f.Add([]byte(`[{"type":"text","text":"héllo"}]`), 3)
+	f.Add([]byte(`[{"type":"text","text":"\u0041\n\"b\\"},{"type":"image","data":"x"}]`), 2)
+	f.Add([]byte(` [ {"type":"text","text":5} ] `), 0)
+	f.Add([]byte(`[{"type":"text","text":"\ud800"}]`), 1)
+	f.Add([]byte(`{"not":"an array"}`), 10)
+	f.Fuzz(func(t *testing.T, content []byte, limit int) {
+		if limit < 0 {
+			limit = -limit
+		}
+		if limit < 0 {
+			limit = 0
+		}
+		got, _, ok := admit(json.RawMessage(content), limit)
+		if !ok {
+			return
+		}
+		var items []map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(got, &items), "admitted content is an array of objects: %q", got)
+	})
+}

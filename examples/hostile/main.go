@@ -17,7 +17,8 @@
 //
 // Modes (see modes.go for exactly what each one does):
 //
-//	normal             a well-behaved server: tools ok and echo
+//	normal             a well-behaved server: tools ok and echo; with
+//	                   -hang-list it never answers tools/list
 //	long-names         tool names of 65, 128 and 300 bytes, with spaces,
 //	                   unicode, NUL, DEL and invalid UTF-8, duplicates and
 //	                   an empty name; ok is callable
@@ -55,6 +56,10 @@
 // server-requests) goes into the response stream of the first request that
 // follows notifications/initialized, before that request's answer; the
 // standalone GET stream is refused (405).
+//
+// With -spawn-log FILE every start of the server (not of the ignore-term
+// grandchildren) appends "MODE PID" to FILE, so a test can count how many
+// times a client spawned it.
 //
 // Exit statuses: 0 when stdin closes (stdio) or on a signal (HTTP), 2 for a
 // usage error, an unknown mode, a stdio-only mode with -http or a
@@ -102,6 +107,8 @@ type options struct {
 	count         int
 	setsid        bool
 	lifetime      time.Duration
+	spawnLog      string
+	hangList      bool
 }
 
 // env is what a mode runs with.
@@ -165,6 +172,8 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&o.count, "count", 100000, "flood: how many notifications to send")
 	fs.BoolVar(&o.setsid, "setsid", false, "ignore-term: one grandchild leaves the process group (setsid)")
 	fs.DurationVar(&o.lifetime, "lifetime", 10*time.Minute, "ignore-term: how long the grandchildren live at most")
+	fs.StringVar(&o.spawnLog, "spawn-log", "", "append one line (\"MODE PID\") to this `file` when the server starts, so a test can count how often it was spawned")
+	fs.BoolVar(&o.hangList, "hang-list", false, "normal, ignore-term: never answer tools/list (discovery hangs)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hostile -mode NAME [-http 127.0.0.1:PORT] [flags]")
 		fmt.Fprintln(stderr, "modes:", strings.Join(modeNames(), " "))
@@ -191,6 +200,21 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	if o.pageBytes < 1 || o.toolsPerPage < 1 || o.progressEvery < 1 || o.count < 0 {
 		fmt.Fprintln(stderr, "hostile: -page-bytes, -tools-per-page and -progress-every must be positive, -count not negative")
 		return exitUsage
+	}
+	if o.spawnLog != "" {
+		f, err := os.OpenFile(o.spawnLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintln(stderr, "hostile: cannot open the -spawn-log file:", err)
+			return exitUsage
+		}
+		_, err = fmt.Fprintf(f, "%s %d\n", o.mode, os.Getpid())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "hostile: cannot write the -spawn-log file:", err)
+			return exitUsage
+		}
 	}
 	return m.run(&env{ctx: ctx, opts: o, argv: argv, stdin: stdin, stdout: stdout, stderr: stderr})
 }

@@ -881,3 +881,22 @@ func TestHTTPNoInit(t *testing.T) {
 	}
 	assert.True(t, errors.Is(err, context.DeadlineExceeded), "no answer: %v", err)
 }
+
+// TestSpawnLogAndHangList: -spawn-log appends one line per start; with
+// -hang-list, normal never answers tools/list but still answers a call.
+func TestSpawnLogAndHangList(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "spawns")
+	for range 2 {
+		c := start(t, nil, "-mode", "normal", "-hang-list", "-spawn-log", log)
+		c.initialize()
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+		c.nothing(300 * time.Millisecond)
+		text, _ := resultText(t, c.call(3, "ok", `{}`))
+		assert.Equal(t, "ok", text)
+		require.NoError(t, c.stdin.Close())
+		assert.Equal(t, exitOK, c.exitCode())
+	}
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Regexp(t, `^normal \d+\nnormal \d+\n$`, string(b))
+}

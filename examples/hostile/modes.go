@@ -57,11 +57,16 @@ func answer(text string) toolFunc {
 }
 
 // runNormal is a well-behaved server: tools ok and echo.
+// With -hang-list it never answers tools/list: discovery hangs.
 func runNormal(e *env) int {
-	return e.serve(&server{
+	s := &server{
 		tools: []map[string]any{okTool, echoTool},
 		calls: map[string]toolFunc{"ok": callOK, "echo": callEcho},
-	})
+	}
+	if e.opts.hangList {
+		s.list = func(ctx context.Context, _ out, _ *message) { <-ctx.Done() }
+	}
+	return e.serve(s)
 }
 
 // longName is a tool name of exactly n bytes ("long_N_xxx…").
@@ -268,7 +273,7 @@ func runHangCall(e *env) int {
 // mode sleeper: they ignore SIGTERM too, and inherit stdin, stdout and
 // stderr, as the children of a launcher script do), prints
 // "hostile: grandchildren PID PID" on stderr once both ignore SIGTERM, then
-// serves ok. With -setsid
+// serves ok (with -hang-list it never answers tools/list). With -setsid
 // the second grandchild starts a session of its own, so it is outside the
 // process group.
 func runIgnoreTerm(e *env) int {
@@ -311,7 +316,11 @@ func runIgnoreTerm(e *env) int {
 		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
 	}
 	fmt.Fprintln(e.stderr, "hostile: grandchildren", strings.Join(pids, " "))
-	return e.serve(&server{tools: []map[string]any{okTool}, calls: map[string]toolFunc{"ok": callOK}})
+	s := &server{tools: []map[string]any{okTool}, calls: map[string]toolFunc{"ok": callOK}}
+	if e.opts.hangList {
+		s.list = func(ctx context.Context, _ out, _ *message) { <-ctx.Done() }
+	}
+	return e.serve(s)
 }
 
 // asFile returns v as an *os.File (inherited as is by a child), or nil.

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	// The test binary doubles as a tiny stdio MCP server when a test's
 	// configuration runs it with a testserver mode.
 	testserver.Main()
+	rssProbeMain() // hostile_e2e_test.go
 	flag.Parse()
 	// Nothing here may reach a real session bus or keychain.
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")

@@ -46,7 +46,17 @@ const (
 	ModeHangCall = "hang-call"
 	// ModeSleep is the grandchild: it sleeps for an hour.
 	ModeSleep = "sleep"
+	// ModeExit prints CrashText and the value of MCPWARD_TESTSERVER_SECRET
+	// to stderr, then exits with status 3 before initialize.
+	ModeExit = "exit"
 )
+
+// CrashText is what ModeExit prints on stderr before the secret, with an
+// escape sequence that must never reach a terminal raw.
+const CrashText = "fatal: missing API key\x1b]0;pwned\x07"
+
+// SecretEnv is the variable whose value ModeExit prints on stderr.
+const SecretEnv = "MCPWARD_TESTSERVER_SECRET"
 
 // Attacks are the texts the attack tool returns, one text item each, and
 // the names and descriptions of the hostile mode's tools carry: every way
@@ -77,6 +87,10 @@ func Main() bool {
 	}
 	if mark := os.Getenv(MarkEnv); mark != "" {
 		_ = os.WriteFile(mark, nil, 0o600)
+	}
+	if mode == ModeExit {
+		fmt.Fprintf(os.Stderr, "fatal: missing API key\x1b]0;pwned\x07\ntoken=%s\n", os.Getenv(SecretEnv))
+		os.Exit(3)
 	}
 	if os.Getenv(IgnoreTermEnv) == "1" {
 		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -8,6 +8,8 @@ package view
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +64,25 @@ type Error struct {
 	Reason string `json:"reason"`
 	Server string `json:"server"`
 	Detail string `json:"detail"`
+	// Failure says more about a server that could not be connected (see
+	// FailedServer); omitted otherwise.
+	Failure *composition.FailureDetail `json:"failure,omitempty"`
 }
+
+// FailedServer is the error of a command whose server could not be
+// connected: Err (a *refusal.Error) with the server's FailureDetail, which
+// the text output prints after the error and --json puts in the error's
+// "failure" object.
+type FailedServer struct {
+	Err    error
+	Detail composition.FailureDetail
+}
+
+// Error returns Err's text.
+func (e *FailedServer) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *FailedServer) Unwrap() error { return e.Err }
 
 // ServerTools is the stable JSON shape of one server of tools --json.
 type ServerTools struct {
@@ -77,6 +97,9 @@ type ServerTools struct {
 	Tools       []Tool               `json:"tools"`
 	Rejected    []catalog.Rejected   `json:"rejected"`
 	Diagnostics []catalog.Diagnostic `json:"diagnostics"`
+	// Detail says more about a failure (exit status, program, endpoint,
+	// network cause); omitted unless failed.
+	Detail *composition.FailureDetail `json:"detail,omitempty"`
 }
 
 // Tool is one tool of tools --json.
@@ -167,6 +190,10 @@ func ToServerTools(r composition.ServerResult) ServerTools {
 	}
 	j.Rejected = append(j.Rejected, r.Rejected...)
 	j.Diagnostics = append(j.Diagnostics, r.Diagnostics...)
+	if r.State == composition.StateFailed && r.Detail != (composition.FailureDetail{}) {
+		d := r.Detail
+		j.Detail = &d
+	}
 	return j
 }
 
@@ -183,7 +210,13 @@ func AsRefusal(err error) *refusal.Error {
 // ErrorOf returns the JSON shape of err (see AsRefusal).
 func ErrorOf(err error) Error {
 	r := AsRefusal(err)
-	return Error{Class: r.Class.String(), Reason: r.Reason, Server: r.Server, Detail: r.Detail}
+	e := Error{Class: r.Class.String(), Reason: r.Reason, Server: r.Server, Detail: r.Detail}
+	var fs *FailedServer
+	if errors.As(err, &fs) && fs.Detail != (composition.FailureDetail{}) {
+		d := fs.Detail
+		e.Failure = &d
+	}
+	return e
 }
 
 // ErrorText is the one text line of err (see AsRefusal), made safe.
@@ -383,4 +416,68 @@ func Elapsed(d time.Duration) string {
 		return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', 1, 64) + "s"
 	}
 	return d.Round(time.Second).String()
+}
+
+// FailureText is a failed server's FailureDetail in words, for the text
+// output next to its class and reason: the exit status, the program, the
+// endpoint with the network cause, joined by " — " ("exit status 3 —
+// program npx", "127.0.0.1:9 (refused)"); "" when d is empty. It is made
+// safe for a terminal.
+func FailureText(d composition.FailureDetail) string {
+	var parts []string
+	if d.Exit != "" {
+		parts = append(parts, d.Exit)
+	}
+	if d.Program != "" {
+		parts = append(parts, "program "+d.Program)
+	}
+	switch {
+	case d.Endpoint != "" && d.Cause != "":
+		parts = append(parts, d.Endpoint+" ("+d.Cause+")")
+	case d.Endpoint != "":
+		parts = append(parts, d.Endpoint)
+	case d.Cause != "":
+		parts = append(parts, d.Cause)
+	}
+	return termsafe.Line(strings.Join(parts, " — "))
+}
+
+// StderrHeading is the line above a server's stderr tail: it says the text
+// is the server's own output, not mcpward's.
+func StderrHeading(name string) string {
+	return "--- stderr of " + termsafe.Line(name) + " (the server's own output, secrets masked) ---"
+}
+
+// WriteServerStderr writes the stderr tail of server name (as
+// composition.Fleet.ServerStderr hands it out) under StderrHeading: every
+// line made safe (termsafe.Line) and indented by two spaces, so no line
+// can pass for one of mcpward's; "(nothing)" when the tail is empty; and a
+// closing line.
+func WriteServerStderr(w io.Writer, name, tail string) {
+	fmt.Fprintln(w, StderrHeading(name))
+	tail = strings.TrimRight(tail, "\n")
+	if tail == "" {
+		fmt.Fprintln(w, "  (nothing)")
+	} else {
+		for _, l := range strings.Split(tail, "\n") {
+			fmt.Fprintln(w, "  "+termsafe.Line(l))
+		}
+	}
+	fmt.Fprintln(w, "--- end of the stderr of "+termsafe.Line(name)+" ---")
+}
+
+// ServerStderr is what composition.Fleet.ServerStderr is: a fleet that
+// hands out a server's stderr tail.
+type ServerStderr interface {
+	ServerStderr(name string) (string, bool)
+}
+
+// WriteStderrOf writes the stderr tail of each server of names that has
+// one (a stdio server this fleet started; see WriteServerStderr).
+func WriteStderrOf(w io.Writer, f ServerStderr, names []string) {
+	for _, n := range names {
+		if tail, ok := f.ServerStderr(n); ok {
+			WriteServerStderr(w, n, tail)
+		}
+	}
 }

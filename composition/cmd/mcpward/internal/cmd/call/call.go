@@ -38,6 +38,8 @@ type Options struct {
 	Args string
 	// Timeouts are --connect-timeout and --call-timeout (0: no limit).
 	Timeouts fleet.Timeouts
+	// ServerStderr is --server-stderr: print the server's stderr tail.
+	ServerStderr bool
 }
 
 // NewCmdCall returns the call command; runF, when not nil, replaces Run.
@@ -64,8 +66,16 @@ may take --call-timeout without a progress notification from the server:
 each one restarts that window, up to one hour in all. When a call runs
 longer than a few seconds, a note on stderr says what mcpward is waiting for.
 
+When the server cannot be connected, the line after the error says why, as
+far as mcpward knows: its exit status, its program, or its host:port and the
+network cause. With --server-stderr, the end of a stdio server's own stderr
+is printed on stderr under a heading that says so, with every secret of its
+definition and every credential-shaped string masked and every control
+character shown escaped.
+
 With --json: {"server", "tool", "is_error", "truncated", "content" (the MCP
-content array)}.
+content array)}; a failure is {"error": {"class", "reason", "server",
+"detail", "failure" {"exit", "program", "endpoint", "cause"}}}.
 
 Exit code 1 when the server cannot be connected, the call fails, or the tool
 returns an error result.`,
@@ -86,6 +96,8 @@ returns an error result.`,
 		"how long one attempt to connect the server may take (0: no limit)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Call}, "call-timeout",
 		"how long the call may take (0: no limit)")
+	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
+		"print the end of a stdio server's stderr (its own output, secrets masked) on stderr")
 	return cmd
 }
 
@@ -101,6 +113,12 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	rep.Start()
 	f := fleet.Connect(ctx, a, []string{opts.Server}, fleet.SupervisorOptions(opts.Timeouts), rep)
+	if opts.ServerStderr {
+		// After f.Close (deferred next, so run first), which waits for the
+		// server's stderr to be read to its end; before the error the
+		// command returns is printed.
+		defer view.WriteStderrOf(opts.IO.ErrOut, f, []string{opts.Server})
+	}
 	defer f.Close()
 	rep.Finish(nil)
 	if ctx.Err() != nil {
@@ -111,9 +129,17 @@ func Run(ctx context.Context, opts *Options) error {
 	switch r.State {
 	case composition.StateConnected:
 	case composition.StateFailed:
-		err := &refusal.Error{Class: r.Class, Reason: r.Reason, Server: server, Detail: "the server could not be connected"}
+		var err error = &refusal.Error{Class: r.Class, Reason: r.Reason, Server: server, Detail: "the server could not be connected"}
+		err = &view.FailedServer{Err: err, Detail: r.Detail}
+		var notes []string
 		if d, ok := rep.LastAttempt(server); ok && progress.IsTimeout(r.Reason, supervisor.ReasonConnectTimeout, d, opts.Timeouts.Connect) {
-			return &cmdutil.NotedError{Err: err, Note: progress.TimedOut(d, "--connect-timeout", opts.Timeouts.Connect)}
+			notes = append(notes, progress.TimedOut(d, "--connect-timeout", opts.Timeouts.Connect))
+		}
+		if why := view.FailureText(r.Detail); why != "" {
+			notes = append(notes, server+": "+why)
+		}
+		if len(notes) > 0 {
+			return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; ")}
 		}
 		return err
 	case composition.StateUnknown:

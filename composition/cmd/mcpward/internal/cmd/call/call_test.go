@@ -190,3 +190,32 @@ func TestRunNotConnected(t *testing.T) {
 	err := Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, Server: "ghost", Tool: "x"})
 	assert.ErrorContains(t, err, "unknown_server")
 }
+
+// TestRunSaysWhy: a server that exits before initialize fails the call
+// with its exit status and program in the note (text) and the error's
+// "failure" object (--json); --server-stderr shows its masked stderr
+// under a heading, escaped, without the secret it printed.
+func TestRunSaysWhy(t *testing.T) {
+	const canary = "canary-c4n4ry-5ecret-value-0123456789"
+	w := cmdtest.NewWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"t": {"command": ` + cmdtest.JSONString(cmdtest.Executable(t)) +
+			`, "env": {"` + testserver.Env + `": "` + testserver.ModeExit + `", "` + testserver.SecretEnv + `": "${CANARY}"}}}}`,
+	}, "CANARY="+canary)
+	run := w.Factory(t)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, Server: "t", Tool: "echo", ServerStderr: true,
+		Timeouts: fleet.Timeouts{Connect: time.Minute, Call: time.Minute}}
+	err := Run(context.Background(), opts)
+	var noted *cmdutil.NotedError
+	require.ErrorAs(t, err, &noted)
+	assert.Regexp(t, `^t: exit status 3 — program \S+$`, noted.Note)
+	assert.Equal(t, "server_exited", refusal.ReasonOf(err))
+	e := view.ErrorOf(err)
+	require.NotNil(t, e.Failure)
+	assert.Equal(t, "exit status 3", e.Failure.Exit)
+	assert.NotEmpty(t, e.Failure.Program)
+	errOut := run.ErrOut.String()
+	assert.Contains(t, errOut, "--- stderr of t (the server's own output, secrets masked) ---\n  fatal: missing API key\\x1b]0;pwned\\x07\n")
+	assert.NotContains(t, errOut, canary)
+	assert.NotContains(t, errOut, "\x1b")
+	assert.Empty(t, run.Out.String())
+}

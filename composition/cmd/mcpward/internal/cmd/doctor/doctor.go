@@ -14,8 +14,10 @@ import (
 
 	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/adapters/pgstore"
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
@@ -34,6 +36,9 @@ type Options struct {
 	// finding, not a failure.
 	App  func() (*app.App, error)
 	JSON bool
+	// Server is doctor NAME's NAME: only that server's findings, and the
+	// server connected ("" for none).
+	Server string
 }
 
 // NewCmdDoctor returns the doctor command; runF, when not nil, replaces
@@ -41,7 +46,7 @@ type Options struct {
 func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.AppForDoctor}
 	return &cobra.Command{
-		Use:   "doctor",
+		Use:   "doctor [NAME]",
 		Short: "Every problem found, each with its fix",
 		Long: `Check everything mcpward depends on and list every problem found, each with
 why it matters and how to fix it: the state directory and its stores (a
@@ -50,18 +55,32 @@ every configuration file looked at, every server that is not usable, and
 every usable OAuth server nobody is signed in to. With --store, the shared
 store: reachable, its schema version and the key checked against it.
 
+With NAME, the findings about servers are those of NAME alone, and NAME
+(when usable) is connected: a failure to connect is a finding that says
+why (its exit status, its program, or its host:port and the network
+cause), and the end of a stdio server's own stderr is printed after the
+findings, under a heading that says so, with every secret of its
+definition and every credential-shaped string masked and every control
+character shown escaped.
+
 With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 "sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
 {"repository", "trusted"}, "store" {"dsn" (password masked), "ok",
-"reason", "schema", "schemaVersion", "keyId"} (with --store only), "findings" [{"subject", "name", "state",
-"reason", "why", "fix"}], "ok"}.
+"reason", "schema", "schemaVersion", "keyId"} (with --store only), "findings"
+[{"subject", "name", "state", "reason", "why", "fix", "detail"}], "ok"}; with
+NAME also "connection" {"name", "state", "class", "reason", "detail",
+"stderr" (the masked tail, exact)}.
 
 Exit code 1 when a problem is found.`,
 		Example: `  $ mcpward doctor
-  $ mcpward doctor --json`,
-		Args: cmdutil.NoArgs,
+  $ mcpward doctor --json
+  $ mcpward doctor weather`,
+		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.Globals.JSON
+			if len(args) == 1 {
+				opts.Server = args[0]
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -81,6 +100,8 @@ type doctorJSON struct {
 	Store    *sharedJSON   `json:"store,omitempty"`
 	Findings []findingJSON `json:"findings"`
 	OK       bool          `json:"ok"`
+	// Connection is doctor NAME's connection of NAME.
+	Connection *connectionJSON `json:"connection,omitempty"`
 }
 
 // sharedJSON is the shared store probed: its DSN with the password
@@ -93,6 +114,17 @@ type sharedJSON struct {
 	Schema        string `json:"schema,omitempty"`
 	SchemaVersion int    `json:"schemaVersion,omitempty"`
 	KeyID         string `json:"keyId,omitempty"`
+}
+
+// connectionJSON is how doctor NAME's connection of NAME went.
+type connectionJSON struct {
+	Name   string                     `json:"name"`
+	State  string                     `json:"state"`
+	Class  string                     `json:"class"`
+	Reason string                     `json:"reason"`
+	Detail *composition.FailureDetail `json:"detail,omitempty"`
+	// Stderr is the masked stderr tail of a stdio server (untrusted).
+	Stderr *string `json:"stderr,omitempty"`
 }
 
 // storeJSON is one probed store: ok, or the reason it failed.
@@ -127,6 +159,8 @@ type findingJSON struct {
 	Reason  string `json:"reason"`
 	Why     string `json:"why"`
 	Fix     string `json:"fix"`
+	// Detail says more about a failure to connect (doctor NAME).
+	Detail *composition.FailureDetail `json:"detail,omitempty"`
 }
 
 // Run checks and reports.
@@ -186,6 +220,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if a.Host != nil {
 		for _, r := range a.Evaluate(ctx).Servers {
+			if opts.Server != "" && r.Name != opts.Server {
+				continue
+			}
 			if r.Usable() && r.Err == nil {
 				if st := a.SignInState(ctx, r); st != "" && st != app.SignedIn {
 					d.Findings = append(d.Findings, signInFinding(r.Name, st))
@@ -196,11 +233,18 @@ func Run(ctx context.Context, opts *Options) error {
 			d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: r.Name, State: string(r.State), Reason: r.Reason, Why: why, Fix: fix})
 		}
 	}
+	if opts.Server != "" && a.Host != nil {
+		d.Connection = connect(ctx, a, opts.Server, &d)
+	}
 	d.OK = len(d.Findings) == 0
 	if opts.JSON {
 		_ = jsonout.Write(opts.IO.Out, d)
 	} else {
 		write(opts.IO.Out, d)
+		if c := d.Connection; c != nil && c.Stderr != nil {
+			fmt.Fprintln(opts.IO.Out)
+			view.WriteServerStderr(opts.IO.Out, c.Name, *c.Stderr)
+		}
 	}
 	if !d.OK {
 		return cmdutil.ErrSilent
@@ -237,6 +281,44 @@ func sharedStoreFinding(reason, detail string) (why, fix string) {
 		return why, "write the key file as lines \"ID HEX\" (HEX: 64 hexadecimal digits of a random 32-byte key), the first the current key"
 	}
 	return why, "check the shared store's DSN, key file and database"
+}
+
+// maxOneArg is a cobra.PositionalArgs: at most one argument.
+func maxOneArg(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return cmdutil.FlagErrorf("%s takes at most 1 argument, got %d", cmd.Name(), len(args))
+	}
+	return nil
+}
+
+// connect connects server name alone (when usable; an unknown name is a
+// finding) with the default timeouts, adds a finding to d when it fails,
+// and returns how it went with its stderr tail.
+func connect(ctx context.Context, a *app.App, name string, d *doctorJSON) *connectionJSON {
+	f := fleet.Connect(ctx, a, []string{name}, fleet.SupervisorOptions(fleet.Timeouts{
+		Connect: fleet.DefaultConnectTimeout, Call: fleet.DefaultCallTimeout}), nil)
+	defer f.Close()
+	r := f.Servers()[0]
+	c := &connectionJSON{Name: r.Name, State: string(r.State), Class: view.ClassOf(r), Reason: r.Reason}
+	switch r.State {
+	case composition.StateUnknown:
+		d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: name, State: "unknown",
+			Reason: composition.ReasonUnknownServer, Why: "no configuration file defines it",
+			Fix: "check the name with \"mcpward list\""})
+	case composition.StateFailed:
+		det := r.Detail
+		c.Detail = &det
+		why := "connecting it failed (" + r.Class.String() + " " + r.Reason + ")"
+		if t := view.FailureText(r.Detail); t != "" {
+			why += ": " + t
+		}
+		d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: name, State: "failed", Reason: r.Reason,
+			Why: why, Fix: "read the server's own output below; check its command, arguments, environment or URL", Detail: &det})
+	}
+	if tail, ok := f.ServerStderr(name); ok {
+		c.Stderr = &tail
+	}
+	return c
 }
 
 // storeFix says what to do about a failing store.
@@ -296,6 +378,9 @@ func write(w io.Writer, d doctorJSON) {
 	}
 	_ = tw.Flush()
 
+	if c := d.Connection; c != nil && c.State == string(composition.StateConnected) {
+		fmt.Fprintf(w, "\nserver %s: connected\n", termsafe.Line(c.Name))
+	}
 	if d.OK {
 		fmt.Fprintln(w, "\nNo problems found.")
 		return

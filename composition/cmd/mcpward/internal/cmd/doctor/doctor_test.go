@@ -3,6 +3,8 @@ package doctor
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,14 +12,22 @@ import (
 
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
 )
+
+func TestMain(m *testing.M) {
+	testserver.Main()
+	os.Exit(m.Run())
+}
 
 func TestNewCmdDoctor(t *testing.T) {
 	run := cmdtest.NewWorld(t, nil).Factory(t)
 	var got *Options
 	require.NoError(t, cmdtest.Execute(run.F, NewCmdDoctor(run.F, func(_ context.Context, o *Options) error { got = o; return nil }), "--json"))
 	assert.True(t, got.JSON)
-	assert.True(t, cmdutil.IsUsage(cmdtest.Execute(run.F, NewCmdDoctor(run.F, nil), "x")))
+	assert.True(t, cmdutil.IsUsage(cmdtest.Execute(run.F, NewCmdDoctor(run.F, nil), "x", "y")))
+	require.NoError(t, cmdtest.Execute(run.F, NewCmdDoctor(run.F, func(_ context.Context, o *Options) error { got = o; return nil }), "weather"))
+	assert.Equal(t, "weather", got.Server)
 }
 
 func TestRun(t *testing.T) {
@@ -43,4 +53,44 @@ func TestRun(t *testing.T) {
 	clean := cmdtest.NewWorld(t, nil).Factory(t)
 	require.NoError(t, Run(context.Background(), &Options{IO: clean.IO, App: clean.F.AppForDoctor}))
 	assert.Contains(t, clean.Out.String(), "No problems found.")
+}
+
+// TestRunServer: doctor NAME connects NAME alone; a server that exits says
+// why in a finding, and its masked stderr tail follows under the heading.
+func TestRunServer(t *testing.T) {
+	const canary = "canary-c4n4ry-5ecret-value-0123456789"
+	exe := cmdtest.JSONString(cmdtest.Executable(t))
+	w := cmdtest.NewWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {
+  "t": {"command": ` + exe + `, "env": {"` + testserver.Env + `": "` + testserver.ModeExit + `", "` + testserver.SecretEnv + `": "${CANARY}"}},
+  "ok": {"command": ` + exe + `, "env": {"` + testserver.Env + `": "ok"}},
+  "other": {"command": "/nonexistent/other"}
+}}`,
+	}, "CANARY="+canary)
+	run := w.Factory(t)
+	err := Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor, Server: "t"})
+	assert.ErrorIs(t, err, cmdutil.ErrSilent)
+	out := run.Out.String()
+	assert.Contains(t, out, "Findings (1):")
+	assert.Regexp(t, `server t: failed \(server_exited\)\n     why: connecting it failed \(config server_exited\): exit status 3 — program \S+\n`, out)
+	assert.Contains(t, out, "--- stderr of t (the server's own output, secrets masked) ---\n  fatal: missing API key\\x1b]0;pwned\\x07\n")
+	assert.NotContains(t, out+run.ErrOut.String(), canary)
+	assert.NotContains(t, out, "\x1b")
+
+	run = w.Factory(t)
+	_ = Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor, Server: "t", JSON: true})
+	var got doctorJSON
+	require.NoError(t, json.Unmarshal([]byte(run.Out.String()), &got))
+	require.NotNil(t, got.Connection)
+	assert.Equal(t, "failed", got.Connection.State)
+	require.NotNil(t, got.Connection.Detail)
+	assert.Equal(t, "exit status 3", got.Connection.Detail.Exit)
+	require.NotNil(t, got.Connection.Stderr)
+	assert.True(t, strings.HasPrefix(*got.Connection.Stderr, testserver.CrashText+"\n"), "--json has the tail exact")
+	assert.NotContains(t, run.Out.String(), canary)
+
+	run = w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor, Server: "ok"}))
+	assert.Contains(t, run.Out.String(), "server ok: connected\n")
+	assert.Contains(t, run.Out.String(), "No problems found.")
 }

@@ -36,6 +36,9 @@ type Options struct {
 	Names []string
 	// ConnectTimeout is --connect-timeout (0: no limit).
 	ConnectTimeout time.Duration
+	// ServerStderr is --server-stderr: print every stdio server's stderr
+	// tail.
+	ServerStderr bool
 }
 
 // NewCmdTools returns the tools command; runF, when not nil, replaces Run.
@@ -59,7 +62,16 @@ With --json: an array of {"name", "state" (connected, failed, unknown, or a
 state of "mcpward help list"), "class" and "reason" (of a failure; "" when
 none), "partial" ({LIST: reason} of lists cut short), "stale", "tools"
 [{"name" (host-facing), "server_tool", "description", "input_schema"}],
-"rejected" [{"server", "kind", "name", "reason"}], "diagnostics"}.
+"rejected" [{"server", "kind", "name", "reason"}], "diagnostics", "detail"
+(of a failed server: {"exit", "program", "endpoint", "cause"}, each omitted
+when it does not apply)}.
+
+A failed server's line says why, as far as mcpward knows: how its process
+ended ("exit status 3"), its program, or its host:port and the network
+cause ("127.0.0.1:9 (refused)"). With --server-stderr, the end of each stdio
+server's own stderr is printed on stderr under a heading that says so, with
+every secret of its definition and every credential-shaped string masked
+and every control character shown escaped.
 
 Exit code 1 when a server failed to connect, or a server named is not
 connected.`,
@@ -80,6 +92,8 @@ connected.`,
 	}
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.ConnectTimeout}, "connect-timeout",
 		"how long one attempt to connect a server may take (0: no limit)")
+	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
+		"print the end of each stdio server's stderr (its own output, secrets masked) on stderr")
 	return cmd
 }
 
@@ -96,8 +110,17 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	rep.Start()
 	f := fleet.Connect(ctx, a, opts.Names, fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout}), rep)
-	defer f.Close()
 	rs := f.Servers()
+	if opts.ServerStderr && ctx.Err() == nil {
+		names := make([]string, len(rs))
+		for i, r := range rs {
+			names[i] = r.Name
+		}
+		// After f.Close (deferred next, so run first), which waits for
+		// each server's stderr to be read to its end.
+		defer view.WriteStderrOf(opts.IO.ErrOut, f, names)
+	}
+	defer f.Close()
 	if ctx.Err() != nil {
 		rep.Finish(nil)
 		return cmdutil.ErrCancelled
@@ -178,7 +201,11 @@ func serverLine(r composition.ServerResult) string {
 		}
 		return s
 	case composition.StateFailed:
-		return "failed (" + r.Class.String() + " " + r.Reason + ")"
+		s := "failed (" + r.Class.String() + " " + r.Reason + ")"
+		if why := view.FailureText(r.Detail); why != "" {
+			s += ": " + why
+		}
+		return s
 	case composition.StateUnknown:
 		return "unknown (no source defines it)"
 	}

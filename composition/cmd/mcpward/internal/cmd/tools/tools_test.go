@@ -109,3 +109,43 @@ func TestRunCancelled(t *testing.T) {
 	}
 	assert.Empty(t, run.Out.String(), "nothing printed once interrupted")
 }
+
+// canary is a secret the definition passes to the exit mode's server
+// through a ${VAR} stretch: it must appear in no output.
+const canary = "canary-c4n4ry-5ecret-value-0123456789"
+
+func exitWorld(t *testing.T) *cmdtest.World {
+	return cmdtest.NewWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"t": {"command": ` + cmdtest.JSONString(cmdtest.Executable(t)) +
+			`, "env": {"` + testserver.Env + `": "` + testserver.ModeExit + `", "` + testserver.SecretEnv + `": "${CANARY}"}}}}`,
+	}, "CANARY="+canary)
+}
+
+func TestRunSaysWhy(t *testing.T) {
+	for _, js := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "json"}[js], func(t *testing.T) {
+			run := exitWorld(t).Factory(t)
+			opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, ConnectTimeout: time.Minute, JSON: js, ServerStderr: true}
+			assert.ErrorIs(t, Run(context.Background(), opts), cmdutil.ErrSilent)
+			out, errOut := run.Out.String(), run.ErrOut.String()
+			if js {
+				assert.Contains(t, out, `"reason": "server_exited"`)
+				assert.Contains(t, out, `"exit": "exit status 3"`)
+				assert.Regexp(t, `"program": ".+"`, out)
+			} else {
+				assert.Regexp(t, `(?m)^t: failed \(config server_exited\): exit status 3 — program \S+$`, out)
+			}
+			assert.Contains(t, errOut, "--- stderr of t (the server's own output, secrets masked) ---\n  fatal: missing API key\\x1b]0;pwned\\x07\n  token=")
+			assert.Contains(t, errOut, "--- end of the stderr of t ---\n")
+			assert.NotContains(t, out+errOut, canary)
+			assert.NotContains(t, errOut, "\x1b")
+		})
+	}
+}
+
+func TestRunNoServerStderr(t *testing.T) {
+	run := exitWorld(t).Factory(t)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, ConnectTimeout: time.Minute}
+	assert.ErrorIs(t, Run(context.Background(), opts), cmdutil.ErrSilent)
+	assert.NotContains(t, run.ErrOut.String(), "fatal:", "the server's stderr only on request")
+}

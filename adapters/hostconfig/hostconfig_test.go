@@ -221,3 +221,38 @@ func TestUnknownFormat(t *testing.T) {
 	require.ErrorAs(t, err, &r)
 	assert.Equal(t, hostconfig.ReasonUnknownFormat, r.Reason)
 }
+
+func TestCodexFields(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		want       hostconfig.Finding // zero when imported
+		timeout    string             // the "timeout" line expected in the output, "" none
+	}{
+		{"tool timeout fraction", "command = \"x\"\ntool_timeout_sec = 0.25", hostconfig.Finding{}, `"timeout": 250`},
+		{"tool timeout zero", "command = \"x\"\ntool_timeout_sec = 0", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "tool_timeout_sec", Reason: hostconfig.ReasonInvalidField}, ""},
+		{"tool timeout over a day", "command = \"x\"\ntool_timeout_sec = 86401", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "tool_timeout_sec", Reason: hostconfig.ReasonInvalidField}, ""},
+		{"tool timeout string", "command = \"x\"\ntool_timeout_sec = \"60\"", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "tool_timeout_sec", Reason: hostconfig.ReasonInvalidField}, ""},
+		{"startup timeout dropped", "command = \"x\"\nstartup_timeout_ms = 20000", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingDropped, Field: "startup_timeout_ms", Reason: hostconfig.ReasonStartupTimeout}, ""},
+		{"bearer and literal authorization", "url = \"https://x.example/mcp\"\nbearer_token_env_var = \"T\"\nhttp_headers = { authorization = \"Basic x\" }", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "http_headers", Reason: hostconfig.ReasonDuplicateField}, ""},
+		{"bearer variable not a name", "url = \"https://x.example/mcp\"\nbearer_token_env_var = \"sk-123\"", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "bearer_token_env_var", Reason: hostconfig.ReasonInvalidField}, ""},
+		{"both transports", "url = \"https://x.example/mcp\"\ncommand = \"x\"", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Reason: hostconfig.ReasonAmbiguousTransport}, ""},
+		{"no transport", "enabled = true", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Reason: hostconfig.ReasonMissingTransport}, ""},
+		{"env_vars repeats env", "command = \"x\"\nenv_vars = [\"A\"]\nenv = { A = \"1\" }", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "env_vars", Reason: hostconfig.ReasonDuplicateField}, ""},
+		{"date value", "command = \"x\"\nargs = [1979-05-27]", hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "args", Reason: hostconfig.ReasonInvalidField}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := hostconfig.Decode(hostconfig.Codex, []byte("[mcp_servers.s]\n"+tt.toml+"\n"), hostconfig.Options{})
+			require.NoError(t, err)
+			requireRoundTrip(t, res)
+			if tt.want == (hostconfig.Finding{}) {
+				assert.Empty(t, res.Findings)
+			} else {
+				assert.Equal(t, []hostconfig.Finding{tt.want}, res.Findings)
+			}
+			if tt.timeout != "" {
+				assert.Contains(t, string(res.JSON), tt.timeout)
+			}
+		})
+	}
+}

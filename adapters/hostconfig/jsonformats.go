@@ -25,7 +25,7 @@ var jsonFields = map[Format][]string{
 	// VS Code: .vscode/mcp.json "servers" entries.
 	VSCode: {"type", "command", "args", "env", "envFile", "cwd", "url", "headers", "dev", "sandbox", "sandboxEnabled", "gallery", "version"},
 	// Gemini CLI: settings.json "mcpServers" entries.
-	Gemini: {"type", "command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout", "trust", "includeTools", "excludeTools", "description", "oauth", "authProviderType", "targetAudience", "targetServiceAccount"},
+	Gemini: {"type", "command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout", "trust", "includeTools", "excludeTools", "description", "oauth", "authProviderType", "targetAudience", "targetServiceAccount", "extensionName"},
 }
 
 // copiedFields are keys found in configurations copied from other hosts
@@ -330,7 +330,7 @@ func jsonField(format Format, syn varSyntax, s *imported, tr *transport, m membe
 			return
 		}
 		s.disabled = v.b
-	case "description", "gallery", "version":
+	case "description", "gallery", "version", "extensionName":
 		s.drop(m.key, ReasonInformational)
 	case "dev":
 		s.drop(m.key, ReasonDevMode)

@@ -130,7 +130,10 @@ ${workspaceFolder} becomes this directory). Fields that would grant something
 (trust, autoApprove, alwaysAllow) are dropped and reported: an imported server
 needs approval like any other. A server with a field mcpward cannot keep (an
 unknown field, the legacy SSE transport, ${input:...}, envFile, a tool filter)
-is refused by name and not imported; the others are. A server the tool
+is refused by name and not imported; the others are. Into the shared project
+file, a server holding a literal credential (a value under a credential-shaped
+env or header name that is not a ${VAR}, a token-shaped argument or URL part)
+is refused too: write it as ${VAR}, or import into the local or user scope. A server the tool
 disables is imported into "disabledMcpServers".
 
 Existing servers and every other key of the target file are kept. A name the
@@ -299,7 +302,22 @@ func Run(_ context.Context, opts *Options) error {
 	if err != nil {
 		return &cmdutil.NotedError{Err: err, Note: "reading " + target}
 	}
-	m, err := merge(existing, res.JSON, res.Disabled, opts.Force)
+	// A shared project file never receives a literal credential.
+	findings := res.Findings
+	var exclude []string
+	if opts.Scope == ScopeProject {
+		for _, f := range literalCredentials(res.JSON) {
+			exclude = append(exclude, f.Server)
+			findings = append(findings, f)
+		}
+		slices.SortStableFunc(findings, func(a, b Finding) int {
+			if c := strings.Compare(a.Server, b.Server); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Field, b.Field)
+		})
+	}
+	m, err := merge(existing, res.JSON, res.Disabled, exclude, opts.Force)
 	if err != nil {
 		return &cmdutil.NotedError{Err: err, Note: "reading " + target}
 	}
@@ -317,7 +335,7 @@ func Run(_ context.Context, opts *Options) error {
 	out := JSON{
 		From: opts.From, File: src, Scope: opts.Scope, Target: target, DryRun: opts.DryRun,
 		Imported: nonNil(m.added), Replaced: nonNil(m.replaced), Skipped: nonNil(m.skipped),
-		Disabled: nonNil(disabled), Findings: res.Findings,
+		Disabled: nonNil(disabled), Findings: findings,
 	}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
@@ -376,6 +394,9 @@ func writeText(w io.Writer, o JSON) {
 	}
 	section(hostconfig.FindingDropped, "dropped (not carried over; the server was):")
 	section(hostconfig.FindingRefused, "refused (not imported):")
+	if slices.ContainsFunc(o.Findings, func(f Finding) bool { return f.Reason == ReasonLiteralCredential }) {
+		fmt.Fprintln(w, "A shared project file takes no literal credential: write it as ${VAR} (set VAR in the environment), or import with --scope local or user.")
+	}
 	if len(o.Imported)+len(o.Replaced) > 0 {
 		fmt.Fprintln(w, `Imported servers are checked like any other: run "mcpward list", then "mcpward approve NAME".`)
 	}

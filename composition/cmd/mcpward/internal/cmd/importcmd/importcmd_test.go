@@ -201,3 +201,32 @@ func TestImportedGrantsGrantNothing(t *testing.T) {
 	assert.Equal(t, "denied", servers[0].State)
 	assert.Equal(t, "not_approved", servers[0].Reason)
 }
+
+// TestImportLiteralCredentialsStayOutOfProject: a literal credential never
+// reaches the shared .mcp.json; the same servers import into the private
+// local file.
+func TestImportLiteralCredentialsStayOutOfProject(t *testing.T) {
+	const gemini = `{"mcpServers": {
+  "literal-header": {"httpUrl": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789"}},
+  "literal-env": {"command": "srv", "env": {"API_KEY": "sk-live-1234567890abcdef"}},
+  "literal-arg": {"command": "srv", "args": ["--token", "abc123secret"]},
+  "literal-url": {"httpUrl": "https://api.example.com/mcp?token=abc123secret"},
+  "templated": {"httpUrl": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer $API_TOKEN"}, "env": {}},
+  "plain": {"command": "srv", "args": ["--port", "8080"], "env": {"LOG_LEVEL": "debug"}}
+}}`
+	w := newWorld(t, map[string]string{"ws/.gemini/settings.json": gemini})
+	out, err := execute(t, w, "--from", "gemini", "--scope", "project")
+	require.NoError(t, err)
+	golden(t, "gemini_project_literal_credentials", out)
+	data, err := os.ReadFile(filepath.Join(w.WS, ".mcp.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "ghp_")
+	assert.NotContains(t, string(data), "sk-live")
+	assert.NotContains(t, string(data), "abc123secret")
+
+	out, err = execute(t, w, "--from", "gemini", "--scope", "local", "--file", ".gemini/settings.json", "--json")
+	require.NoError(t, err)
+	var j JSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	assert.Equal(t, []string{"literal-arg", "literal-env", "literal-header", "literal-url", "plain", "templated"}, j.Imported)
+}

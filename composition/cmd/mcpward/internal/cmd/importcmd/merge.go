@@ -102,8 +102,9 @@ type merged struct {
 // the file and every existing server keep their place and their text; a
 // name already defined is skipped unless force, when its entry is
 // replaced in place; the names imported disabled are added to
-// "disabledMcpServers". The result has two-space indentation.
-func merge(existing, imported []byte, disabled []string, force bool) (*merged, error) {
+// "disabledMcpServers"; the names in exclude are left out. The result has
+// two-space indentation.
+func merge(existing, imported []byte, disabled, exclude []string, force bool) (*merged, error) {
 	bad := &refusal.Error{Class: refusal.Config, Reason: ReasonTargetMalformed}
 	if existing == nil || len(bytes.TrimSpace(existing)) == 0 {
 		existing = []byte("{}")
@@ -146,6 +147,9 @@ func merge(existing, imported []byte, disabled []string, force bool) (*merged, e
 
 	res := &merged{}
 	for _, n := range newServers {
+		if slices.Contains(exclude, n.key) {
+			continue
+		}
 		i := slices.IndexFunc(servers, func(m rawMember) bool { return m.key == n.key })
 		switch {
 		case i < 0:

@@ -163,8 +163,9 @@ type Finding struct {
 	// strconv.QuoteToASCII gives it when it is not a valid name.
 	Server string      `json:"server"`
 	Kind   FindingKind `json:"kind"`
-	// Field is the field of the foreign format concerned ("trust",
-	// "env.API_KEY" is never used: only field names), "" if none applies.
+	// Field is the name of the foreign format's field concerned ("trust",
+	// "env", "auth.CLIENT_SECRET"; never a value, nor a key under env or
+	// headers), "" if none applies.
 	Field string `json:"field,omitempty"`
 	// Reason is one of the Reason* words, or for a server the result
 	// check refused, a core/definition problem or refusal word.

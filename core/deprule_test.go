@@ -19,7 +19,9 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // library; core only the standard library and ports; an adapter never
 // imports another adapter; the go-sdk is imported only by adapters (the
 // composition root reaches it only through them); the PostgreSQL driver
-// (pgx) is imported only by adapters/pgstore; the examples are a
+// (pgx) is imported only by adapters/pgstore; adapters/hostconfig (pure
+// decoding of other hosts' files) imports only ports, core and its TOML
+// library, which no other module imports directly; the examples are a
 // standalone peer that imports no mcpward package. Test-only imports are
 // not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
@@ -54,8 +56,9 @@ const cliModule = "composition/cmd/mcpward"
 
 // cliAdapters are the adapters the CLI may import: those composition
 // exposes types and reason words of (composition.SharedStore takes a
-// pgstore.Keyring; the shared store fails with pgstore's reasons).
-var cliAdapters = []string{"adapters/httptransport", "adapters/oauth", "adapters/pgstore", "adapters/stdiotransport"}
+// pgstore.Keyring; the shared store fails with pgstore's reasons), and
+// hostconfig, the pure decoder of other hosts' files that import uses.
+var cliAdapters = []string{"adapters/hostconfig", "adapters/httptransport", "adapters/oauth", "adapters/pgstore", "adapters/stdiotransport"}
 
 // isCobra reports whether dep is cobra or its flag package.
 func isCobra(dep string) bool {
@@ -91,6 +94,13 @@ func violation(mod, dep string, direct bool) string {
 		if !(own && (rel == "ports" || strings.HasPrefix(rel, "ports/") || rel == "core" || strings.HasPrefix(rel, "core/"))) {
 			return "core may import only the standard library and ports"
 		}
+	case mod == "adapters/hostconfig":
+		if own && !within(rel, "ports") && !within(rel, "core") && !within(rel, mod) {
+			return "adapters/hostconfig imports only ports and core of mcpward: it decodes bytes, nothing more"
+		}
+		if direct && !own && !strings.HasPrefix(dep, "github.com/pelletier/go-toml/v2") {
+			return "adapters/hostconfig's only third-party import is its TOML library"
+		}
 	case strings.HasPrefix(mod, "adapters/"):
 		if own && strings.HasPrefix(rel, "adapters/") && !(rel == mod || strings.HasPrefix(rel, mod+"/")) {
 			return "an adapter never imports another adapter"
@@ -103,6 +113,9 @@ func violation(mod, dep string, direct bool) string {
 	sdk := strings.HasPrefix(dep, "github.com/modelcontextprotocol/go-sdk")
 	if sdk && direct && !strings.HasPrefix(mod, "adapters/") && mod != "examples" {
 		return "the go-sdk is imported only by adapters"
+	}
+	if strings.HasPrefix(dep, "github.com/pelletier/go-toml") && direct && mod != "adapters/hostconfig" {
+		return "the TOML library is imported only by adapters/hostconfig"
 	}
 	pgx := strings.HasPrefix(dep, "github.com/jackc/")
 	if pgx && direct && mod != "adapters/pgstore" {
@@ -161,6 +174,16 @@ func TestViolationRules(t *testing.T) {
 		{"composition", "github.com/spf13/cobra", false, true},
 		{"composition", "github.com/spf13/pflag", true, true},
 		{"core", "github.com/spf13/cobra/doc", false, true},
+		{"adapters/hostconfig", "github.com/pelletier/go-toml/v2", true, false},
+		{"adapters/hostconfig", modPrefix + "core/definition", true, false},
+		{"adapters/hostconfig", modPrefix + "ports", true, false},
+		{"adapters/hostconfig", modPrefix + "adapters/oauth", true, true},
+		{"adapters/hostconfig", modPrefix + "composition", true, true},
+		{"adapters/hostconfig", "github.com/jackc/pgx/v5", true, true},
+		{"adapters/hostconfig", "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{"core", "github.com/pelletier/go-toml/v2", true, true},
+		{cliModule, "github.com/pelletier/go-toml/v2", true, true},
+		{cliModule, modPrefix + "adapters/hostconfig", true, false},
 		{"adapters/pgstore", "github.com/jackc/pgx/v5", true, false},
 		{"adapters/pgstore", "github.com/jackc/pgx/v5/pgxpool", true, false},
 		{"adapters/pgstore", modPrefix + "ports", true, false},

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -130,7 +131,9 @@ const decodeMaxDepth = 10000
 //     "clientId" string, "scopes" array of strings, "callbackPort" integer
 //     literal 1-65535, "authServerMetadataUrl" string; "clientSecret" of
 //     any JSON type is RefusalOAuthClientSecret).
-//   - both: "requiresTrustedWorkspace" (bool).
+//   - both: "requiresTrustedWorkspace" (bool), "timeout" (an integer
+//     literal of milliseconds, 1 to 86400000, the name and unit Gemini CLI
+//     uses; Definition.Timeout).
 //
 // An sse or ws entry is validated as an http entry and, when well-formed,
 // is a Definition refused by name (RefusalTransportSSE, RefusalTransportWS).
@@ -368,6 +371,12 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 				problem, field = EntryInvalidField, m.key
 			}
 			def.RequiresTrustedWorkspace = m.val.b
+		case m.key == "timeout":
+			ms, ok := decodeTimeout(m.val)
+			if !ok {
+				problem, field = EntryInvalidField, m.key
+			}
+			def.Timeout = time.Duration(ms) * time.Millisecond
 		case kind == KindStdio && decodeIsStdioField(m.key):
 			problem, field = decodeStdioField(def, m)
 		case kind != KindStdio && decodeIsHTTPField(m.key):
@@ -401,6 +410,22 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 		def.Refusal = RefusalHeadersHelperNotArgv
 	}
 	return Entry{Name: name, Def: def}
+}
+
+// decodeMaxTimeoutMS is the largest "timeout" accepted: one day.
+const decodeMaxTimeoutMS = 24 * 60 * 60 * 1000
+
+// decodeTimeout reads "timeout": an integer literal (no fraction, no
+// exponent) of milliseconds in [1, decodeMaxTimeoutMS].
+func decodeTimeout(v *decodeValue) (int64, bool) {
+	if v.kind != decodeNumber {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(v.str, 10, 64)
+	if err != nil || ms < 1 || ms > decodeMaxTimeoutMS {
+		return 0, false
+	}
+	return ms, true
 }
 
 // decodeStdioField decodes one stdio field into def, returning a problem

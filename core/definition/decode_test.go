@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -228,6 +229,14 @@ func TestDecodeEntryProblems(t *testing.T) {
 		{"requiresTrustedWorkspace string", `{"command":"a","requiresTrustedWorkspace":"true"}`, definition.EntryInvalidField, "requiresTrustedWorkspace"},
 		{"requiresTrustedWorkspace null", `{"url":"u","requiresTrustedWorkspace":null}`, definition.EntryInvalidField, "requiresTrustedWorkspace"},
 		{"requiresTrustedWorkspace number", `{"url":"u","requiresTrustedWorkspace":1}`, definition.EntryInvalidField, "requiresTrustedWorkspace"},
+		{"timeout string", `{"command":"a","timeout":"30000"}`, definition.EntryInvalidField, "timeout"},
+		{"timeout null", `{"command":"a","timeout":null}`, definition.EntryInvalidField, "timeout"},
+		{"timeout zero", `{"command":"a","timeout":0}`, definition.EntryInvalidField, "timeout"},
+		{"timeout negative", `{"url":"u","timeout":-1}`, definition.EntryInvalidField, "timeout"},
+		{"timeout fraction", `{"url":"u","timeout":1.5}`, definition.EntryInvalidField, "timeout"},
+		{"timeout exponent", `{"url":"u","timeout":1e3}`, definition.EntryInvalidField, "timeout"},
+		{"timeout over a day", `{"url":"u","timeout":86400001}`, definition.EntryInvalidField, "timeout"},
+		{"case-mismatched timeout", `{"command":"a","Timeout":5}`, definition.EntryUnknownField, "Timeout"},
 		// sse and ws are validated as http
 		{"sse with unknown field", `{"type":"sse","url":"u","shell":1}`, definition.EntryUnknownField, "shell"},
 		{"ws with bad headers", `{"type":"ws","url":"u","headers":1}`, definition.EntryInvalidField, "headers"},
@@ -307,6 +316,16 @@ func TestDecodeDefinitions(t *testing.T) {
 			entry: `{"type":"stdio","command":"npx","args":["-y","@scope/server","--flag"],"env":{"TOKEN":"${GITHUB_TOKEN}","DEBUG":"1"},"cwd":"./srv","requiresTrustedWorkspace":true}`,
 			want: definition.Definition{Kind: definition.KindStdio, Command: "npx", Args: []string{"-y", "@scope/server", "--flag"},
 				Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}", "DEBUG": "1"}, Cwd: "./srv", RequiresTrustedWorkspace: true},
+		},
+		{
+			name:  "timeout on stdio, in milliseconds",
+			entry: `{"command":"server","timeout":30000}`,
+			want:  definition.Definition{Kind: definition.KindStdio, Command: "server", Timeout: 30 * time.Second},
+		},
+		{
+			name:  "timeout on http, the largest",
+			entry: `{"url":"https://x.example/mcp","timeout":86400000}`,
+			want:  definition.Definition{Kind: definition.KindHTTP, URL: "https://x.example/mcp", Timeout: 24 * time.Hour},
 		},
 		{
 			name:  "inferred stdio, minimal",

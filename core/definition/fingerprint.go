@@ -41,7 +41,9 @@ const FingerprintVersion = "mcpward-fp-v1"
 // ordinary argument after a flag that takes none.
 //
 // Tier and Origin are provenance, not content, and are left out:
-// activation binds them separately. Map order never matters (keys are
+// activation binds them separately. Timeout is left out too: it bounds how
+// long a request may take, and changes neither what runs nor where it
+// connects, so changing it needs no new approval. Map order never matters (keys are
 // sorted). The encoding opens with FingerprintVersion.
 //
 // m must come from Materialize. Fingerprint(nil) is "".

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -186,6 +187,7 @@ func TestFingerprintChanges(t *testing.T) {
 		{"session header rotated", func(d *Definition, _ map[string]string) { d.Headers["X-Session"] = "s2" }, true},
 		{"provenance tier", func(d *Definition, _ map[string]string) { d.Tier = ports.TierManaged }, true},
 		{"provenance origin", func(d *Definition, _ map[string]string) { d.Origin = "/elsewhere" }, true},
+		{"request timeout", func(d *Definition, _ map[string]string) { d.Timeout = 5 * time.Minute }, true},
 		{"unrelated variable", func(_ *Definition, v map[string]string) { v["UNUSED"] = "x" }, true},
 		{"literal equals non-secret expansion", func(d *Definition, _ map[string]string) { d.Args[2] = "--mode=fast" }, true},
 

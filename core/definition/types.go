@@ -14,6 +14,7 @@ package definition
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mcpward/mcpward/ports"
 )
@@ -112,6 +113,12 @@ type Definition struct {
 	// RequiresTrustedWorkspace makes activation deny unless the host says
 	// the workspace is trusted.
 	RequiresTrustedWorkspace bool
+
+	// Timeout is the entry's "timeout": how long one request to the server
+	// may take, 0 when absent (the host's default applies). It is not part
+	// of the fingerprint: it changes neither what runs nor where it
+	// connects, so changing it asks for no new approval.
+	Timeout time.Duration
 
 	// Refusal is a stable reason word when the entry is recognised but
 	// refused by name (a deprecated transport, a header helper given as a

@@ -4,6 +4,7 @@ go 1.26
 
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../../../adapters/filestore
+	github.com/mcpward/mcpward/adapters/hostconfig => ../../../adapters/hostconfig
 	github.com/mcpward/mcpward/adapters/httptransport => ../../../adapters/httptransport
 	github.com/mcpward/mcpward/adapters/keychainstore => ../../../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../../adapters/mcpsession
@@ -16,6 +17,7 @@ replace (
 )
 
 require (
+	github.com/mcpward/mcpward/adapters/hostconfig v0.0.0
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0
 	github.com/mcpward/mcpward/adapters/oauth v0.0.0
 	github.com/mcpward/mcpward/adapters/pgstore v0.0.0
@@ -53,6 +55,7 @@ require (
 	github.com/mcpward/mcpward/adapters/keychainstore v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mtibben/percent v0.2.1 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/demo"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/doctor"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/get"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/importcmd"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/list"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/login"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/logout"
@@ -85,6 +86,7 @@ used, and connects to them.`,
 		named(login.NewCmdLogin(f, nil)),
 		named(logout.NewCmdLogout(f, nil)),
 		doctor.NewCmdDoctor(f, nil),
+		importcmd.NewCmdImport(f, nil),
 		demo.NewCmdDemo(f, nil),
 		completion.NewCmdCompletion(f, nil),
 	)

@@ -23,15 +23,15 @@ const (
 	DefaultMaxItems = 50_000
 	// DefaultMaxBytes bounds the bytes kept per list kind of one server,
 	// counted as Discover documents (about the compact JSON the server
-	// sent). 64 MiB holds 10,000 tools of 6.5 KiB each on average, where
+	// sent). 32 MiB holds 10,000 tools of 3.2 KiB each on average, where
 	// most real tools take 0.5 to 3 KiB; and it keeps one server's retained
-	// catalog well under 1 GiB: at most 256 MiB of listings for the four
+	// catalog far under 1 GiB: at most 128 MiB of listings for the four
 	// kinds, of which a catalog keeps the raw prompts and resources and,
 	// of tools, only names, descriptions and packed narrowed schemas. While
 	// Discover runs, decoded tools take about five times their JSON size
-	// (map[string]any values), so some 330 MiB at the bound, and the four
-	// kinds together stay near 512 MiB.
-	DefaultMaxBytes = 64 << 20
+	// (map[string]any values), so some 165 MiB at the bound. (64 MiB let
+	// one hostile server take the CLI to 530 MiB, 680 MiB with --json.)
+	DefaultMaxBytes = 32 << 20
 )
 
 // Partial reasons (values of Lists.Partial and Catalog.Partial).

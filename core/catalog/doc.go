@@ -11,7 +11,7 @@
 // (DefaultMaxPages, 1,000), each page under its own timeout
 // (DefaultPageTimeout, 30s), stopping at a cursor it has already
 // requested, and keeping per list at most MaxItems items
-// (DefaultMaxItems, 50,000) and MaxBytes bytes (DefaultMaxBytes, 64 MiB)
+// (DefaultMaxItems, 50,000) and MaxBytes bytes (DefaultMaxBytes, 32 MiB)
 // of what the server sent: a raw prompt or resource counts its JSON
 // length, a tool an estimate of its compact JSON made from the decoded
 // value, and each next cursor its length. Whatever a server lists, one

@@ -130,7 +130,10 @@ const decodeMaxDepth = 10000
 //     "clientId" string, "scopes" array of strings, "callbackPort" integer
 //     literal 1-65535, "authServerMetadataUrl" string; "clientSecret" of
 //     any JSON type is RefusalOAuthClientSecret).
-//   - both: "requiresTrustedWorkspace" (bool).
+//   - both: "requiresTrustedWorkspace" (bool); "includeTools" and
+//     "excludeTools" (arrays of non-empty tool names without NUL, the
+//     server's own names; kept sorted and de-duplicated, see
+//     Definition.IncludeTools).
 //
 // An sse or ws entry is validated as an http entry and, when well-formed,
 // is a Definition refused by name (RefusalTransportSSE, RefusalTransportWS).
@@ -368,6 +371,15 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 				problem, field = EntryInvalidField, m.key
 			}
 			def.RequiresTrustedWorkspace = m.val.b
+		case m.key == "includeTools" || m.key == "excludeTools":
+			names, ok := decodeToolNames(m.val)
+			if !ok {
+				problem, field = EntryInvalidField, m.key
+			} else if m.key == "includeTools" {
+				def.IncludeTools = names
+			} else {
+				def.ExcludeTools = names
+			}
 		case kind == KindStdio && decodeIsStdioField(m.key):
 			problem, field = decodeStdioField(def, m)
 		case kind != KindStdio && decodeIsHTTPField(m.key):
@@ -542,6 +554,22 @@ func decodeOAuth(def *Definition, v *decodeValue, st *decodeEntryState) (problem
 	}
 	def.OAuth = o
 	return "", ""
+}
+
+// decodeToolNames reads a tool filter list: an array of non-empty strings
+// without NUL, returned sorted, de-duplicated and non-nil.
+func decodeToolNames(v *decodeValue) ([]string, bool) {
+	names, ok := decodeStrings(v, true)
+	if !ok {
+		return nil, false
+	}
+	for _, n := range names {
+		if strings.IndexByte(n, 0) >= 0 {
+			return nil, false
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
 }
 
 // decodeStrings reads an array of strings; nonEmpty refuses "" elements.

@@ -113,6 +113,14 @@ type Definition struct {
 	// the workspace is trusted.
 	RequiresTrustedWorkspace bool
 
+	// IncludeTools, when non-nil, is the only set of the server's tools
+	// (by the server's own names) the host may see; an empty non-nil list
+	// admits none. ExcludeTools names tools the host never sees, and wins
+	// over IncludeTools. Both are kept as written (not templates), sorted
+	// and without duplicates; nil means absent.
+	IncludeTools []string
+	ExcludeTools []string
+
 	// Refusal is a stable reason word when the entry is recognised but
 	// refused by name (a deprecated transport, a header helper given as a
 	// shell string, a client secret); "" when the entry may be used. A

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpward/mcpward/ports"
 )
 
 // The entry problem words Decode puts in Entry.Problem. Each is a stable
@@ -63,6 +65,10 @@ const (
 const (
 	decodeKeyServers  = "mcpServers"
 	decodeKeyDisabled = "disabledMcpServers"
+	// The managed policy keys, read only from a managed source.
+	decodeKeyAllowed     = "allowedMcpServers"
+	decodeKeyDenied      = "deniedMcpServers"
+	decodeKeyDeniedTools = "deniedTools"
 )
 
 // decodeMaxNameLen is the longest valid server name, in bytes.
@@ -94,7 +100,12 @@ const decodeMaxDepth = 10000
 // "disabledMcpServers" is present but is not an array of strings, or
 // occurs twice, the problem is ProblemMalformedOverlay, Disabled is empty
 // (an overlay is used whole or not at all) and the entries are still
-// decoded. Other root keys are ignored.
+// decoded. In a managed source only, "allowedMcpServers",
+// "deniedMcpServers" and "deniedTools" are the MCP policy (Document.Policy,
+// see decodePolicy for their shape); one present but malformed or
+// repeated is ProblemMalformedPolicy (unless the overlay already gave a
+// problem), the entries still decoded. Other root keys, and the policy
+// keys of every other tier, are ignored.
 //
 // Keys are compared exactly, never case-insensitively ("URL" is not "url"),
 // and a repeated key is never silently resolved to one of its values.
@@ -189,7 +200,107 @@ func Decode(src Source) Document {
 			doc.Disabled = names
 		}
 	}
+	if src.Tier == ports.TierManaged {
+		pol, ok := decodePolicy(root.members)
+		if !ok {
+			if doc.Problem == nil {
+				doc.Problem = &SourceProblem{Tier: src.Tier, Origin: src.Origin, Kind: ProblemMalformedPolicy}
+			}
+		} else {
+			doc.Policy = pol
+		}
+	}
 	return doc
+}
+
+// decodePolicy reads a managed source's policy keys: nil when none is
+// present, false when one is malformed or repeated.
+//
+//   - "allowedMcpServers", "deniedMcpServers": arrays of objects, each with
+//     exactly one of "serverName" (a valid server name), "serverCommand"
+//     (a non-empty array of strings, the first non-empty, none holding
+//     NUL) or "serverUrl" (a non-empty string without NUL); any other key
+//     is malformed.
+//   - "deniedTools": an array of non-empty strings without NUL.
+func decodePolicy(members []decodeMember) (*Policy, bool) {
+	var pol Policy
+	seen := map[string]bool{}
+	for _, m := range members {
+		switch m.key {
+		case decodeKeyAllowed, decodeKeyDenied, decodeKeyDeniedTools:
+		default:
+			continue
+		}
+		if seen[m.key] {
+			return nil, false
+		}
+		seen[m.key] = true
+		switch m.key {
+		case decodeKeyDeniedTools:
+			pats, ok := decodeToolNames(m.val)
+			if !ok {
+				return nil, false
+			}
+			pol.DeniedTools = pats
+		default:
+			list, ok := decodeMatchers(m.val)
+			if !ok {
+				return nil, false
+			}
+			if m.key == decodeKeyAllowed {
+				pol.Allowed = list
+			} else {
+				pol.Denied = list
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil, true
+	}
+	return &pol, true
+}
+
+// decodeMatchers reads an allowedMcpServers or deniedMcpServers array,
+// non-nil when well-formed.
+func decodeMatchers(v *decodeValue) ([]ServerMatcher, bool) {
+	if v.kind != decodeArray {
+		return nil, false
+	}
+	out := make([]ServerMatcher, 0, len(v.elems))
+	for _, e := range v.elems {
+		if e.kind != decodeObject || len(e.members) != 1 {
+			return nil, false
+		}
+		m := e.members[0]
+		var sm ServerMatcher
+		switch m.key {
+		case "serverName":
+			if m.val.kind != decodeString || !decodeValidName(m.val.str) {
+				return nil, false
+			}
+			sm.Name = m.val.str
+		case "serverCommand":
+			argv, ok := decodeStrings(m.val, false)
+			if !ok || len(argv) == 0 || argv[0] == "" {
+				return nil, false
+			}
+			for _, a := range argv {
+				if strings.IndexByte(a, 0) >= 0 {
+					return nil, false
+				}
+			}
+			sm.Command = argv
+		case "serverUrl":
+			if m.val.kind != decodeString || m.val.str == "" || strings.IndexByte(m.val.str, 0) >= 0 {
+				return nil, false
+			}
+			sm.URL = m.val.str
+		default:
+			return nil, false
+		}
+		out = append(out, sm)
+	}
+	return out, true
 }
 
 // decodeEntries decodes every member of the mcpServers object into one

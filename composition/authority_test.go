@@ -84,8 +84,8 @@ func TestHostAuthorityDecidesLaunches(t *testing.T) {
 	res, tg := r.evalTarget(t, userSrc(`{"mcpServers": {"ex": {"command": "`+bin+`"}}}`), "ex")
 	// Evaluate asks the authority too (spawning nothing), so the refusal
 	// is listed before anyone tries to connect.
-	assert.Equal(t, StateRefused, res.State)
-	assert.Equal(t, "tier_not_allowed", res.Reason)
+	assert.Equal(t, StateAllowed, res.State)
+	assert.Equal(t, "tier_not_allowed", res.Launch)
 	before := asked
 	_, err := r.host.Dialer().Dial(context.Background(), tg)
 	assert.Equal(t, refusal.Refused, refusal.ClassOf(err))

@@ -276,10 +276,11 @@ func TestConnectNamesAndFailures(t *testing.T) {
 	assert.Equal(t, StateUnknown, srv[0].State)
 	assert.Equal(t, ReasonUnknownServer, srv[0].Reason)
 	assert.Equal(t, "missing", srv[1].Name)
-	// A missing program is known without spawning: Evaluate says so, and
-	// nothing is dialled (so nothing is retried).
-	assert.Equal(t, StateUnresolved, srv[1].State)
+	assert.Equal(t, StateFailed, srv[1].State)
 	assert.Equal(t, "program_not_found", srv[1].Reason)
+	assert.Equal(t, "program_not_found", srv[1].Evaluation.Launch, "known at evaluation, without spawning")
+	assert.NotEqual(t, refusal.Transient, srv[1].Class, "a missing program is not retried")
+	assert.Contains(t, f.Set().Rejected(), catalog.Rejected{Server: "missing", Kind: catalog.KindServer, Name: "missing", Reason: srv[1].Reason})
 	assert.Zero(t, running(bin), "an unnamed server is not started")
 	_, err := f.Call(context.Background(), "missing", "echo", nil)
 	assert.Error(t, err)

@@ -59,7 +59,8 @@ func TestConnectAppliesToolFiltersAndPolicy(t *testing.T) {
 }
 
 // Evaluate says at list time what connecting would refuse: egress and URL
-// shape for http, the program on the child's PATH for stdio.
+// shape for http (the state), the program on the child's PATH for stdio
+// (Launch, beside the state: approving stays possible).
 func TestEvaluateAdmitsWithoutConnecting(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, Config{Authority: NewRootAuthority(dir, map[string]string{"PATH": dir})})
@@ -67,15 +68,15 @@ func TestEvaluateAdmitsWithoutConnecting(t *testing.T) {
 	  "plain-http": {"url": "http://example.com/mcp"},
 	  "file-url": {"url": "file:///etc/passwd"},
 	  "not-on-path": {"command": "go"}}}`))
-	want := map[string][2]string{
-		"plain-http":  {string(StateRefused), "http_not_loopback"},
-		"file-url":    {string(StateUnresolved), "url_invalid"},
-		"not-on-path": {string(StateUnresolved), "program_not_found"},
+	want := map[string][3]string{
+		"plain-http":  {string(StateRefused), "http_not_loopback", ""},
+		"file-url":    {string(StateUnresolved), "url_invalid", ""},
+		"not-on-path": {string(StateAllowed), "host_trusted_tier", "program_not_found"},
 	}
 	for name, w := range want {
 		res, ok := ev.Server(name)
 		require.True(t, ok, name)
-		assert.Equal(t, w, [2]string{string(res.State), res.Reason}, name)
+		assert.Equal(t, w, [3]string{string(res.State), res.Reason, res.Launch}, name)
 	}
 	assert.Zero(t, r.dials.n.Load(), "nothing was dialled")
 }

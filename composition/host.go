@@ -141,6 +141,17 @@ type Result struct {
 	// Err is non-nil when activation could not decide (a failing store or
 	// workspace trust): a *refusal.Error; the State is then StateDenied.
 	Err error
+	// Launch is the reason word the stdio launch checks give a server that
+	// resolved and materialized ("program_not_found" when its program is
+	// not on the PATH the child would get, "cwd_not_found", the process
+	// authority's refusal, ...), checked at evaluation without spawning
+	// anything and only when the host gave a process authority; "" when
+	// the launch would be admitted or was not checked. It does not change
+	// State: a server can be approved before its program is installed, and
+	// connecting it fails with this reason until then. LaunchDetail is the
+	// check's fixed, secret-free phrase.
+	Launch       string
+	LaunchDetail string
 
 	// subject is the activation subject, set when the definition was
 	// materialized.
@@ -516,13 +527,15 @@ func (h *Host) materialize(ctx context.Context, s definition.Server) Result {
 		}
 	}
 	if r.State == StateAllowed && h.dialer != nil && (s.Def.Kind != definition.KindStdio || h.admitStdio) {
-		if err := h.dialer.admit(ctx, targetOf(m, r.Fingerprint)); err != nil {
-			var ref *refusal.Error
-			if errors.As(err, &ref) && ref.Class != refusal.Transient {
+		var ref *refusal.Error
+		if err := h.dialer.admit(ctx, targetOf(m, r.Fingerprint)); errors.As(err, &ref) && ref.Class != refusal.Transient {
+			switch {
+			case s.Def.Kind == definition.KindStdio:
+				r.Launch, r.LaunchDetail = ref.Reason, ref.Detail
+			case ref.Class == refusal.Refused:
+				r.State, r.Reason, r.Detail = StateRefused, ref.Reason, ref.Detail
+			default:
 				r.State, r.Reason, r.Detail = StateUnresolved, ref.Reason, ref.Detail
-				if ref.Class == refusal.Refused {
-					r.State = StateRefused
-				}
 			}
 		}
 	}

@@ -117,3 +117,21 @@ func TestBuildFilteredToolDoesNotCollide(t *testing.T) {
 	assert.Equal(t, []string{sanitized}, hostNames(cat.Tools))
 	assert.Equal(t, []Rejected{{"srv", ports.ListTools, "x.", ReasonToolFiltered}}, cat.Rejected)
 }
+
+// FuzzMatchToolPattern: any pattern and names, no panic; "*" as the whole
+// tool part matches every tool of its server; a pattern without "*"
+// matches exactly one spelling.
+func FuzzMatchToolPattern(f *testing.F) {
+	f.Add("github/*", "github", "x")
+	f.Add("mcp__a__*", "a", "b")
+	f.Add("*/*", "", "")
+	f.Fuzz(func(t *testing.T, pattern, server, tool string) {
+		got := MatchToolPattern(pattern, server, tool)
+		if !strings.Contains(server, "/") && !strings.Contains(server, "*") {
+			assert.True(t, MatchToolPattern(server+"/*", server, tool))
+		}
+		if got && !strings.Contains(pattern, "*") {
+			assert.True(t, pattern == server+"/"+tool || pattern == ToolName(server, tool), "%q ~ %q %q", pattern, server, tool)
+		}
+	})
+}

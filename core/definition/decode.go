@@ -104,7 +104,9 @@ const decodeMaxDepth = 10000
 // "deniedMcpServers" and "deniedTools" are the MCP policy (Document.Policy,
 // see decodePolicy for their shape); one present but malformed or
 // repeated is ProblemMalformedPolicy (unless the overlay already gave a
-// problem), the entries still decoded. Other root keys, and the policy
+// problem), the entries still decoded, Disabled and Policy empty. A
+// well-formed policy is kept even when the overlay is malformed, so the
+// document's own servers stay bound by it. Other root keys, and the policy
 // keys of every other tier, are ignored.
 //
 // Keys are compared exactly, never case-insensitively ("URL" is not "url"),
@@ -202,11 +204,15 @@ func Decode(src Source) Document {
 	}
 	if src.Tier == ports.TierManaged {
 		pol, ok := decodePolicy(root.members)
-		if !ok {
+		switch {
+		case !ok:
 			if doc.Problem == nil {
 				doc.Problem = &SourceProblem{Tier: src.Tier, Origin: src.Origin, Kind: ProblemMalformedPolicy}
 			}
-		} else {
+			// A document with a problem has no overlay (Resolve would not
+			// use it either).
+			doc.Disabled = nil
+		default:
 			doc.Policy = pol
 		}
 	}

@@ -1,6 +1,7 @@
 package definition_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,4 +168,40 @@ func TestResolvePolicyAcrossTiers(t *testing.T) {
 		assert.Equal(t, "refused policy_not_allowed", got["fs"])
 		assert.Equal(t, []string{"fs/*"}, res.DeniedTools)
 	})
+}
+
+// FuzzURLPatternMatch: any pattern and URL, no panic; a URL always
+// matches itself when it holds no "*"; a wildcard host never matches a
+// URL whose authority differs outside the starred stretch.
+func FuzzURLPatternMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"https://*.example.com/*", "https://a.example.com/x"},
+		{"https://*.example.com/*", "https://evil.com/.example.com/"},
+		{"*", "x"}, {"", ""}, {"*://*", "a://b"}, {"**", "/"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, url string) {
+		got := definition.URLPatternMatch(pattern, url)
+		if !strings.Contains(url, "*") {
+			assert.True(t, definition.URLPatternMatch(url, url), "a URL matches itself")
+		}
+		if got && !strings.Contains(pattern, "*") {
+			// Without a wildcard only the URL itself (or with a bare "/"
+			// path) matches.
+			assert.True(t, url == pattern || url == pattern+"/", "%q ~ %q", pattern, url)
+		}
+	})
+}
+
+// A malformed overlay does not drop a well-formed policy: the managed
+// document's own servers stay bound by it.
+func TestDecodePolicyBesideMalformedOverlay(t *testing.T) {
+	doc := definition.Decode(policySrc(ports.TierManaged, `{"disabledMcpServers":"x","deniedMcpServers":[{"serverName":"a"}],"mcpServers":{"a":{"command":"x"}}}`))
+	require.NotNil(t, doc.Problem)
+	assert.Equal(t, definition.ProblemMalformedOverlay, doc.Problem.Kind)
+	require.NotNil(t, doc.Policy)
+	res := definition.Resolve([]definition.Document{doc})
+	assert.Equal(t, definition.StateRefused, res.Servers[0].State)
+	assert.Equal(t, definition.ReasonPolicyDenied, res.Servers[0].Reason)
 }

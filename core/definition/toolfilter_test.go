@@ -1,6 +1,7 @@
 package definition_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,24 @@ func TestFingerprintToolFilters(t *testing.T) {
 		seen[got] = entry
 	}
 	assert.Equal(t, fp(`{"command":"x","includeTools":["b","a"]}`), fp(`{"command":"x","includeTools":["a","b","a"]}`))
+}
+
+func TestProjectToolFilters(t *testing.T) {
+	for _, tt := range []struct {
+		entry, want string
+	}{
+		{`{"command":"x"}`, ``},
+		{`{"command":"x","includeTools":[]}`, `"includeTools":[]`},
+		{`{"command":"x","includeTools":["b","a"],"excludeTools":["w"]}`, `"includeTools":["a","b"],"excludeTools":["w"]`},
+	} {
+		e := decodeTestOne(t, tt.entry)
+		require.NotNil(t, e.Def)
+		b, err := json.Marshal(definition.ProjectDefinition(e.Def))
+		require.NoError(t, err)
+		if tt.want == "" {
+			assert.NotContains(t, string(b), "Tools")
+		} else {
+			assert.Contains(t, string(b), tt.want)
+		}
+	}
 }

@@ -52,11 +52,27 @@ func WildcardMatch(pattern, s string) bool {
 	return p == len(pattern)
 }
 
-// toolDenied reports whether one of patterns matches tool of server.
+// toolDenied reports whether one of patterns matches tool of server (as
+// MatchToolPattern does), computing each form of the name at most once.
 func toolDenied(patterns []string, server, tool string) bool {
+	var slash, host string
 	for _, p := range patterns {
-		if MatchToolPattern(p, server, tool) {
-			return true
+		switch {
+		case p == "":
+		case strings.Contains(p, "/"):
+			if slash == "" {
+				slash = server + "/" + tool
+			}
+			if WildcardMatch(p, slash) {
+				return true
+			}
+		default:
+			if host == "" {
+				host = ToolName(server, tool)
+			}
+			if WildcardMatch(p, host) {
+				return true
+			}
 		}
 	}
 	return false

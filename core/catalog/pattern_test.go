@@ -135,3 +135,17 @@ func FuzzMatchToolPattern(f *testing.F) {
 		}
 	})
 }
+
+// toolDenied agrees with MatchToolPattern over a list.
+func TestToolDeniedAgrees(t *testing.T) {
+	pats := []string{"", "a/*", "mcp__b__x", "*/y", "mcp__*__z"}
+	for _, server := range []string{"a", "b", "c", "s.x"} {
+		for _, tool := range []string{"x", "y", "z", "w"} {
+			want := false
+			for _, p := range pats {
+				want = want || MatchToolPattern(p, server, tool)
+			}
+			assert.Equal(t, want, toolDenied(pats, server, tool), "%s/%s", server, tool)
+		}
+	}
+}

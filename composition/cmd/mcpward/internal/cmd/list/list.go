@@ -51,7 +51,8 @@ its reason gains "; program_not_found" ("launch" in --json).
 With --json: an array of server objects, each with name, state, usable,
 reason, tier, origin, transport, fingerprint, projection (null when
 malformed), why and fix, and when they apply missing, mismatch, field,
-detail, contenders, shadowed, disabledBy, identity.
+detail, contenders, shadowed, disabledBy, identity, and launch, launchWhy and
+launchFix (a stdio server that could not start, found without starting it).
 
 Exit code 1 when activation could not decide about some server.`,
 		Example: `  $ mcpward list

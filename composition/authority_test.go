@@ -81,9 +81,14 @@ func TestHostAuthorityDecidesLaunches(t *testing.T) {
 		return ports.ProcessGrant{}, &refusal.Error{Class: refusal.Refused, Reason: "tier_not_allowed", Server: r.ServerID}
 	})
 	r := newRig(t, Config{Authority: refuse})
-	_, tg := r.evalTarget(t, userSrc(`{"mcpServers": {"ex": {"command": "`+bin+`"}}}`), "ex")
+	res, tg := r.evalTarget(t, userSrc(`{"mcpServers": {"ex": {"command": "`+bin+`"}}}`), "ex")
+	// Evaluate asks the authority too (spawning nothing), so the refusal
+	// is listed before anyone tries to connect.
+	assert.Equal(t, StateAllowed, res.State)
+	assert.Equal(t, "tier_not_allowed", res.Launch)
+	before := asked
 	_, err := r.host.Dialer().Dial(context.Background(), tg)
 	assert.Equal(t, refusal.Refused, refusal.ClassOf(err))
 	assert.Equal(t, "tier_not_allowed", refusal.ReasonOf(err))
-	assert.Equal(t, 1, asked)
+	assert.Equal(t, before+1, asked, "Dial asks once more")
 }

@@ -146,6 +146,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		opts = &ConnectOptions{}
 	}
 	ev := h.Evaluate(ctx, srcs)
+	res := h.resolve(srcs)
 	names := opts.Names
 	if len(names) == 0 {
 		for _, r := range ev.Servers {
@@ -178,13 +179,17 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		case !r.Usable():
 			continue
 		}
-		t, m, tr, ok := h.materialTarget(srcs, name)
+		t, m, tr, ok := h.materialTarget(ctx, srcs, name)
 		if !ok || conn == nil {
 			f.results[i].State, f.results[i].Class, f.results[i].Reason = StateFailed, refusal.Config, ReasonNotConnectable
 			continue
 		}
 		f.diag.add(name, m, tr.Projection)
-		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name))
+		var def *definition.Definition
+		if s, found := res.Server(name); found {
+			def = s.Def
+		}
+		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name, def, res.DeniedTools))
 		f.sups[name] = sv
 		wg.Add(1)
 		go func() {
@@ -232,13 +237,27 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 }
 
 // supervisorOptions returns the options of the supervisor of server name:
-// opts.Supervisor with OnChange calling opts.OnStatus, and the Host's
-// logger when it sets none.
-func (h *Host) supervisorOptions(opts *ConnectOptions, name string) *supervisor.Options {
+// opts.Supervisor with OnChange calling opts.OnStatus, the Host's logger
+// when it sets none, and catalog options (a copy of opts.Supervisor's)
+// carrying def's tool filters (includeTools, excludeTools) and the managed
+// policy's denied tool patterns, so filtered and denied tools never reach
+// the Fleet's tool set (they are in the catalog's rejected bucket as
+// catalog.ReasonToolFiltered and catalog.ReasonPolicyDenied).
+func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definition.Definition, deniedTools []string) *supervisor.Options {
 	var sopts supervisor.Options
 	if opts.Supervisor != nil {
 		sopts = *opts.Supervisor
 	}
+	var copts catalog.Options
+	if sopts.Catalog != nil {
+		copts = *sopts.Catalog
+	}
+	if def != nil {
+		copts.IncludeTools = slices.Clone(def.IncludeTools)
+		copts.ExcludeTools = slices.Clone(def.ExcludeTools)
+	}
+	copts.DeniedTools = slices.Clone(deniedTools)
+	sopts.Catalog = &copts
 	sopts.OnChange = nil
 	if on := opts.OnStatus; on != nil {
 		sopts.OnChange = func(st supervisor.Status) { on(name, st) }

@@ -140,6 +140,23 @@ func (d *Dialer) Dial(ctx context.Context, t ports.Target) (*mcpsession.Conn, er
 		Detail: "the target's transport is neither http nor stdio"}
 }
 
+// admit runs the admission Dial runs before constructing a transport, and
+// nothing more: for http the URL's shape and the egress policy's AdmitURL
+// (pure: no resolver), for stdio the process authority and the checks of
+// the launch against its grant (the program looked up on the child's
+// PATH, the cwd; file-system reads only). Authentication is not part of
+// it (Evaluate decides that itself). Errors are those of Dial.
+func (d *Dialer) admit(ctx context.Context, t ports.Target) error {
+	switch t.Kind {
+	case ports.TransportHTTP:
+		return d.http.Admit(ctx, t)
+	case ports.TransportStdio:
+		return d.stdio.Admit(ctx, t)
+	}
+	return &refusal.Error{Class: refusal.Config, Reason: ReasonTransportUnsupported, Server: t.ServerID,
+		Detail: "the target's transport is neither http nor stdio"}
+}
+
 func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 	auth, err := d.auth.authenticator(t)
 	if err != nil {

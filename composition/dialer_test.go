@@ -160,7 +160,7 @@ func (r *rig) evalTarget(t *testing.T, srcs []definition.Source, name string) (R
 	t.Helper()
 	res, ok := r.host.Evaluate(context.Background(), srcs).Server(name)
 	require.True(t, ok)
-	tg, _, ok := r.host.target(srcs, name)
+	tg, _, ok := r.host.target(context.Background(), srcs, name)
 	require.True(t, ok)
 	return res, tg
 }
@@ -276,7 +276,10 @@ func TestDialHTTPEgressRefused(t *testing.T) {
 			r := newRig(t, Config{})
 			srcs := userSrc(`{"mcpServers": {"far": {"type": "http", "url": "` + tt.url + `", "headers": {"Authorization": "Bearer cnry-static"}}}}`)
 			res, tg := r.evalTarget(t, srcs, "far")
-			require.Equal(t, StateAllowed, res.State, "egress is decided when connecting, not by Evaluate")
+			// The URL admission is pure, so Evaluate already says it: a
+			// server that can never connect is not listed as allowed.
+			require.Equal(t, StateRefused, res.State)
+			assert.Equal(t, tt.reason, res.Reason)
 			conn, err := r.host.Dialer().Dial(context.Background(), tg)
 			assert.Nil(t, conn)
 			var ref *refusal.Error

@@ -141,6 +141,17 @@ type Result struct {
 	// Err is non-nil when activation could not decide (a failing store or
 	// workspace trust): a *refusal.Error; the State is then StateDenied.
 	Err error
+	// Launch is the reason word the stdio launch checks give a server that
+	// resolved and materialized ("program_not_found" when its program is
+	// not on the PATH the child would get, "cwd_not_found", the process
+	// authority's refusal, ...), checked at evaluation without spawning
+	// anything and only when the host gave a process authority; "" when
+	// the launch would be admitted or was not checked. It does not change
+	// State: a server can be approved before its program is installed, and
+	// connecting it fails with this reason until then. LaunchDetail is the
+	// check's fixed, secret-free phrase.
+	Launch       string
+	LaunchDetail string
 
 	// subject is the activation subject, set when the definition was
 	// materialized.
@@ -249,6 +260,11 @@ type Host struct {
 	lookup    definition.Lookup
 	actor     string
 	logger    *slog.Logger
+	// admitStdio is true when the host gave a process authority: only
+	// then is a stdio target put to the launch admission at evaluation
+	// (without one every launch is refused by name at connect, and a Host
+	// that only evaluates has nothing to learn from that).
+	admitStdio bool
 }
 
 // NewDecider returns the activation Decider over the given ports; trust may
@@ -282,6 +298,8 @@ func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		lookup:    cfg.Lookup,
 		actor:     actor,
 		logger:    cfg.Logger,
+
+		admitStdio: cfg.Authority != nil,
 	}
 }
 
@@ -303,7 +321,7 @@ func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluatio
 	res := h.resolve(srcs)
 	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
-		r := h.materialize(s)
+		r := h.materialize(ctx, s)
 		if r.State == StateAllowed && r.subject != nil {
 			dec, err := h.decider.Decide(ctx, *r.subject)
 			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
@@ -324,7 +342,7 @@ func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluatio
 // activation.Decider.Grant refuses (a managed or user server needs no
 // approval: activation.ReasonApprovalNotNeeded).
 func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name string) (ports.Approval, error) {
-	s, err := h.subject(srcs, name)
+	s, err := h.subject(ctx, srcs, name)
 	if err != nil {
 		return ports.Approval{}, err
 	}
@@ -335,7 +353,7 @@ func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name strin
 // named name. It refuses as Approve does, and with
 // activation.ReasonApprovalNotFound when no approval has that identity.
 func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string) error {
-	s, err := h.subject(srcs, name)
+	s, err := h.subject(ctx, srcs, name)
 	if err != nil {
 		return err
 	}
@@ -423,12 +441,12 @@ func (h *Host) resolve(srcs []definition.Source) definition.Resolution {
 
 // subject resolves srcs and returns the activation subject of name, or the
 // refusal saying why there is none.
-func (h *Host) subject(srcs []definition.Source, name string) (activation.Subject, error) {
+func (h *Host) subject(ctx context.Context, srcs []definition.Source, name string) (activation.Subject, error) {
 	s, ok := h.resolve(srcs).Server(name)
 	if !ok {
 		return activation.Subject{}, refusal.New(refusal.Config, ReasonUnknownServer, name)
 	}
-	r := h.materialize(s)
+	r := h.materialize(ctx, s)
 	if r.State != StateAllowed || r.subject == nil {
 		return activation.Subject{}, &refusal.Error{
 			Class:  refusal.Config,
@@ -442,8 +460,13 @@ func (h *Host) subject(srcs []definition.Source, name string) (activation.Subjec
 
 // materialize turns one resolved name into a Result up to, not including,
 // the activation decision: a name that resolved and materialized has
-// StateAllowed and a subject, pending Decide.
-func (h *Host) materialize(s definition.Server) Result {
+// StateAllowed and a subject, pending Decide. Before that, its target is
+// put to the Dialer's admission (see Dialer.admit; a stdio target only
+// when Config.Authority is set), which connects and spawns nothing: a target refused there is StateRefused (Class Refused:
+// the egress policy, the process authority, a cwd outside the root) or
+// StateUnresolved (any other class: a URL that is not http(s), a program
+// not on the child's PATH) with the admission's reason and detail.
+func (h *Host) materialize(ctx context.Context, s definition.Server) Result {
 	r := Result{
 		Name:       s.Name,
 		Reason:     s.Reason,
@@ -503,6 +526,19 @@ func (h *Host) materialize(s definition.Server) Result {
 			r.State, r.Reason, r.Detail = StateRefused, ref.Reason, ref.Detail
 		}
 	}
+	if r.State == StateAllowed && h.dialer != nil && (s.Def.Kind != definition.KindStdio || h.admitStdio) {
+		var ref *refusal.Error
+		if err := h.dialer.admit(ctx, targetOf(m, r.Fingerprint)); errors.As(err, &ref) && ref.Class != refusal.Transient {
+			switch {
+			case s.Def.Kind == definition.KindStdio:
+				r.Launch, r.LaunchDetail = ref.Reason, ref.Detail
+			case ref.Class == refusal.Refused:
+				r.State, r.Reason, r.Detail = StateRefused, ref.Reason, ref.Detail
+			default:
+				r.State, r.Reason, r.Detail = StateUnresolved, ref.Reason, ref.Detail
+			}
+		}
+	}
 	if r.State == StateAllowed {
 		r.subject = &activation.Subject{
 			ServerID:                 s.Name,
@@ -520,20 +556,20 @@ func (h *Host) materialize(s definition.Server) Result {
 // srcs and its Result (as Evaluate would decide it, without the activation
 // decision). ok is false when the name is undefined or does not
 // materialize. The Target may hold secrets: it is never printed.
-func (h *Host) target(srcs []definition.Source, name string) (t ports.Target, r Result, ok bool) {
-	t, _, r, ok = h.materialTarget(srcs, name)
+func (h *Host) target(ctx context.Context, srcs []definition.Source, name string) (t ports.Target, r Result, ok bool) {
+	t, _, r, ok = h.materialTarget(ctx, srcs, name)
 	return t, r, ok
 }
 
 // materialTarget is target, also returning the materialization the Target
 // was built from (nil when ok is false), whose record of secret stretches
 // masks what the server prints.
-func (h *Host) materialTarget(srcs []definition.Source, name string) (ports.Target, *definition.Materialized, Result, bool) {
+func (h *Host) materialTarget(ctx context.Context, srcs []definition.Source, name string) (ports.Target, *definition.Materialized, Result, bool) {
 	s, found := h.resolve(srcs).Server(name)
 	if !found || s.Def == nil {
 		return ports.Target{}, nil, Result{}, false
 	}
-	r := h.materialize(s)
+	r := h.materialize(ctx, s)
 	m, err := definition.Materialize(s.Def, h.lookup)
 	if err != nil {
 		return ports.Target{}, nil, r, false

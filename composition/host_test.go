@@ -338,22 +338,39 @@ func TestEvaluateFailsClosed(t *testing.T) {
 
 func TestResultsCarryNoSecret(t *testing.T) {
 	const canary = "canary-4f1d9a"
-	doc := `{"mcpServers": {"s": {"type": "http",
-	  "url": "https://user:` + canary + `@api.example.com/mcp?token=` + canary + `&region=${REGION}",
+	for _, tt := range []struct {
+		name, userinfo string
+		state          composition.State
+		reason         string
+	}{
+		{name: "decided by activation", state: composition.StateDenied},
+		// Userinfo is refused by the URL admission Evaluate runs, before
+		// activation: the result still carries no secret.
+		{name: "refused for its userinfo", userinfo: "user:" + canary + "@", state: composition.StateRefused, reason: "userinfo_refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := `{"mcpServers": {"s": {"type": "http",
+	  "url": "https://` + tt.userinfo + `api.example.com/mcp?token=` + canary + `&region=${REGION}",
 	  "headers": {"Authorization": "Bearer ${API_TOKEN}", "X-Plain": "` + canary + `"}}}}`
-	f := newFixture(t, map[string]string{"API_TOKEN": canary, "REGION": "eu"})
-	ev := f.host.Evaluate(context.Background(), []definition.Source{src(ports.TierProject, "/w/.mcp.json", doc)})
-	r, ok := ev.Server("s")
-	require.True(t, ok)
-	require.NotNil(t, r.Projection)
-	assert.Equal(t, composition.StateDenied, r.State)
-	assert.NotContains(t, r.Projection.URL, canary)
-	assert.NotContains(t, r.Identity.Security, canary)
-	assert.Contains(t, r.Projection.URL, "region=eu", "non-secret values stay readable")
-	recs, err := f.audit.Records(context.Background())
-	require.NoError(t, err)
-	for _, rec := range recs {
-		assert.NotContains(t, rec.Identity.Security, canary)
+			f := newFixture(t, map[string]string{"API_TOKEN": canary, "REGION": "eu"})
+			ev := f.host.Evaluate(context.Background(), []definition.Source{src(ports.TierProject, "/w/.mcp.json", doc)})
+			r, ok := ev.Server("s")
+			require.True(t, ok)
+			require.NotNil(t, r.Projection)
+			assert.Equal(t, tt.state, r.State)
+			if tt.reason != "" {
+				assert.Equal(t, tt.reason, r.Reason)
+			}
+			assert.NotContains(t, r.Projection.URL, canary)
+			assert.NotContains(t, r.Identity.Security, canary)
+			assert.NotContains(t, r.Detail, canary)
+			assert.Contains(t, r.Projection.URL, "region=eu", "non-secret values stay readable")
+			recs, err := f.audit.Records(context.Background())
+			require.NoError(t, err)
+			for _, rec := range recs {
+				assert.NotContains(t, rec.Identity.Security, canary)
+			}
+		})
 	}
 }
 

@@ -122,7 +122,7 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 				Detail: "server is " + string(r.State) + " (" + r.Reason + ")"}
 		}
 	}
-	t, _, ok := h.target(srcs, name)
+	t, _, ok := h.target(ctx, srcs, name)
 	if !ok {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotConnectable, name)
 	}

@@ -132,7 +132,7 @@ func TestSupervisorOptionsFlow(t *testing.T) {
 	on := func(name string, _ supervisor.Status) { statuses = append(statuses, name) }
 
 	t.Run("defaults", func(t *testing.T) {
-		got := h.supervisorOptions(&ConnectOptions{}, "a")
+		got := h.supervisorOptions(&ConnectOptions{}, "a", nil, nil)
 		assert.Same(t, hostLog, got.Logger, "Config.Logger reaches every supervisor")
 		assert.Zero(t, got.ConnectTimeout, "0: the supervisor's default")
 		assert.Zero(t, got.CallTimeout)
@@ -147,7 +147,7 @@ func TestSupervisorOptionsFlow(t *testing.T) {
 			Logger:         ownLog,
 			OnChange:       func(supervisor.Status) { t.Error("the caller's OnChange is replaced") },
 		}
-		got := h.supervisorOptions(&ConnectOptions{Supervisor: sup, OnStatus: on}, "a")
+		got := h.supervisorOptions(&ConnectOptions{Supervisor: sup, OnStatus: on}, "a", nil, nil)
 		assert.Equal(t, supervisor.NoTimeout, got.ConnectTimeout)
 		assert.Equal(t, time.Second, got.CallTimeout)
 		assert.Equal(t, time.Minute, got.CallTimeoutMax)
@@ -159,6 +159,6 @@ func TestSupervisorOptionsFlow(t *testing.T) {
 	})
 	t.Run("from Config", func(t *testing.T) {
 		r := newRig(t, Config{Logger: hostLog})
-		assert.Same(t, hostLog, r.host.supervisorOptions(&ConnectOptions{}, "a").Logger)
+		assert.Same(t, hostLog, r.host.supervisorOptions(&ConnectOptions{}, "a", nil, nil).Logger)
 	})
 }

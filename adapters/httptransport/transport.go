@@ -202,6 +202,24 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 	}, nil
 }
 
+// Admit runs the URL admission Transport runs, and nothing more: t's URL
+// must parse as an absolute http or https URL without userinfo
+// (ReasonURLInvalid, "scheme_refused", ReasonUserinfoRefused) and pass the
+// egress policy's AdmitURL (its own refusal, Class Refused). It is pure:
+// no resolver, no connection (the dial-time address check still runs at
+// connect). Safe for concurrent use.
+func (f *Factory) Admit(ctx context.Context, t ports.Target) error {
+	if t.Kind != ports.TransportHTTP {
+		return refusal.New(refusal.Config, ReasonKindMismatch, t.ServerID)
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return refusal.New(refusal.Config, ReasonURLInvalid, t.ServerID)
+	}
+	_, _, err = f.admit(ctx, u, t.ServerID)
+	return err
+}
+
 // admit puts u to the policy, then refuses, whatever the policy says, a
 // URL that is not absolute http or https or carries userinfo. It returns
 // u's lower-case scheme and origin. Errors: Class Config ReasonURLInvalid;

@@ -117,6 +117,26 @@ func (l *Launcher) Transport(ctx context.Context, t ports.Target) (*Transport, e
 	}, nil
 }
 
+// Admit runs every check Transport runs, and nothing more: it asks the
+// authority about t and checks t against the grant (argv, environment,
+// working directory, the program looked up on the child's PATH). It
+// spawns nothing and reads only the file system, so a host can say at
+// list time that a server could never start. Errors are those of
+// Transport. Safe for concurrent use.
+func (l *Launcher) Admit(ctx context.Context, t ports.Target) error {
+	if !supported {
+		return &refusal.Error{Class: refusal.Unsupported, Reason: "platform_unsupported", Server: t.ServerID}
+	}
+	if t.Kind != ports.TransportStdio {
+		return &refusal.Error{Class: refusal.Config, Reason: "transport_kind_mismatch", Server: t.ServerID}
+	}
+	t.Args = slices.Clone(t.Args)
+	t.Env = maps.Clone(t.Env)
+	t.Headers = nil
+	_, err := l.admit(ctx, t)
+	return err
+}
+
 // plan is everything exec.Cmd needs, checked against one grant.
 type plan struct {
 	path string

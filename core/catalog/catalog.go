@@ -54,6 +54,12 @@ const (
 	ReasonInvalidEntry = "invalid_entry"
 	// ReasonDropped is the reason of a Lists.Dropped entry that gave none.
 	ReasonDropped = "dropped"
+	// ReasonToolFiltered: the server's definition filters the tool out
+	// (Options.IncludeTools, Options.ExcludeTools).
+	ReasonToolFiltered = "tool_filtered"
+	// ReasonPolicyDenied: a managed policy pattern (Options.DeniedTools)
+	// matches the tool.
+	ReasonPolicyDenied = "policy_denied"
 )
 
 // Diagnostic.Reason words of Build.
@@ -108,6 +114,17 @@ type Options struct {
 	// DefaultAdmissionCap. It is the host's own choice and is not bounded
 	// by MaxResultSizeChars, which bounds only what a server may ask for.
 	AdmissionCap int
+	// IncludeTools, when non-nil, lists the only tools (by the server's
+	// own names) admitted; an empty non-nil list admits none. Every other
+	// tool is rejected with ReasonToolFiltered.
+	IncludeTools []string
+	// ExcludeTools lists tools (by the server's own names) rejected with
+	// ReasonToolFiltered; it wins over IncludeTools.
+	ExcludeTools []string
+	// DeniedTools are patterns (see MatchToolPattern) of a managed policy:
+	// a matching tool is rejected with ReasonPolicyDenied, whatever the
+	// include and exclude lists say.
+	DeniedTools []string
 }
 
 // Catalog is one server's canonical, host-facing catalog. Build makes it;
@@ -149,7 +166,11 @@ type Catalog struct {
 // ("duplicate_name"; the first one stays), when its inputSchema is not a
 // JSON object or has a "type" other than "object"
 // ("invalid_input_schema"), and when its host-facing name equals another
-// tool's ("name_collision", every tool involved). Every Lists.Dropped entry
+// tool's ("name_collision", every tool involved). Before those checks, a
+// tool matching one of opts.DeniedTools is rejected with "policy_denied"
+// and one that opts.IncludeTools or opts.ExcludeTools leave out with
+// "tool_filtered": neither ever reaches the host's tool set, nor takes
+// part in a name collision. Every Lists.Dropped entry
 // is rejected with its reason. A prompt that is not a JSON object with a
 // string "name", a resource without a string "uri" or a template without a
 // string "uriTemplate" is rejected with "invalid_entry".
@@ -183,9 +204,34 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	// two tools with one name is the one kept.
 	idx := make([]int, 0, len(l.Tools))
 	seen := make(map[string]struct{}, len(l.Tools))
+	var include, exclude map[string]bool
+	var denied []string
+	if opts != nil {
+		if opts.IncludeTools != nil {
+			include = make(map[string]bool, len(opts.IncludeTools))
+			for _, n := range opts.IncludeTools {
+				include[n] = true
+			}
+		}
+		if len(opts.ExcludeTools) > 0 {
+			exclude = make(map[string]bool, len(opts.ExcludeTools))
+			for _, n := range opts.ExcludeTools {
+				exclude[n] = true
+			}
+		}
+		denied = opts.DeniedTools
+	}
 	for i, it := range l.Tools {
 		if it.Name == "" {
 			reject(ports.ListTools, "", ReasonInvalidName)
+			continue
+		}
+		if toolDenied(denied, server, it.Name) {
+			reject(ports.ListTools, it.Name, ReasonPolicyDenied)
+			continue
+		}
+		if include != nil && !include[it.Name] || exclude[it.Name] {
+			reject(ports.ListTools, it.Name, ReasonToolFiltered)
 			continue
 		}
 		if _, dup := seen[it.Name]; dup {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpward/mcpward/ports"
 )
 
 // The entry problem words Decode puts in Entry.Problem. Each is a stable
@@ -64,6 +66,10 @@ const (
 const (
 	decodeKeyServers  = "mcpServers"
 	decodeKeyDisabled = "disabledMcpServers"
+	// The managed policy keys, read only from a managed source.
+	decodeKeyAllowed     = "allowedMcpServers"
+	decodeKeyDenied      = "deniedMcpServers"
+	decodeKeyDeniedTools = "deniedTools"
 )
 
 // decodeMaxNameLen is the longest valid server name, in bytes.
@@ -95,7 +101,14 @@ const decodeMaxDepth = 10000
 // "disabledMcpServers" is present but is not an array of strings, or
 // occurs twice, the problem is ProblemMalformedOverlay, Disabled is empty
 // (an overlay is used whole or not at all) and the entries are still
-// decoded. Other root keys are ignored.
+// decoded. In a managed source only, "allowedMcpServers",
+// "deniedMcpServers" and "deniedTools" are the MCP policy (Document.Policy,
+// see decodePolicy for their shape); one present but malformed or
+// repeated is ProblemMalformedPolicy (unless the overlay already gave a
+// problem), the entries still decoded, Disabled and Policy empty. A
+// well-formed policy is kept even when the overlay is malformed, so the
+// document's own servers stay bound by it. Other root keys, and the policy
+// keys of every other tier, are ignored.
 //
 // Keys are compared exactly, never case-insensitively ("URL" is not "url"),
 // and a repeated key is never silently resolved to one of its values.
@@ -131,9 +144,11 @@ const decodeMaxDepth = 10000
 //     "clientId" string, "scopes" array of strings, "callbackPort" integer
 //     literal 1-65535, "authServerMetadataUrl" string; "clientSecret" of
 //     any JSON type is RefusalOAuthClientSecret).
-//   - both: "requiresTrustedWorkspace" (bool), "timeout" (an integer
+//   - both: "requiresTrustedWorkspace" (bool); "timeout" (an integer
 //     literal of milliseconds, 1 to 86400000, the name and unit Gemini CLI
-//     uses; Definition.Timeout).
+//     uses; Definition.Timeout); "includeTools" and "excludeTools" (arrays
+//     of non-empty tool names without NUL, the server's own names; kept
+//     sorted and de-duplicated, see Definition.IncludeTools).
 //
 // An sse or ws entry is validated as an http entry and, when well-formed,
 // is a Definition refused by name (RefusalTransportSSE, RefusalTransportWS).
@@ -189,7 +204,111 @@ func Decode(src Source) Document {
 			doc.Disabled = names
 		}
 	}
+	if src.Tier == ports.TierManaged {
+		pol, ok := decodePolicy(root.members)
+		switch {
+		case !ok:
+			if doc.Problem == nil {
+				doc.Problem = &SourceProblem{Tier: src.Tier, Origin: src.Origin, Kind: ProblemMalformedPolicy}
+			}
+			// A document with a problem has no overlay (Resolve would not
+			// use it either).
+			doc.Disabled = nil
+		default:
+			doc.Policy = pol
+		}
+	}
 	return doc
+}
+
+// decodePolicy reads a managed source's policy keys: nil when none is
+// present, false when one is malformed or repeated.
+//
+//   - "allowedMcpServers", "deniedMcpServers": arrays of objects, each with
+//     exactly one of "serverName" (a valid server name), "serverCommand"
+//     (a non-empty array of strings, the first non-empty, none holding
+//     NUL) or "serverUrl" (a non-empty string without NUL); any other key
+//     is malformed.
+//   - "deniedTools": an array of non-empty strings without NUL.
+func decodePolicy(members []decodeMember) (*Policy, bool) {
+	var pol Policy
+	seen := map[string]bool{}
+	for _, m := range members {
+		switch m.key {
+		case decodeKeyAllowed, decodeKeyDenied, decodeKeyDeniedTools:
+		default:
+			continue
+		}
+		if seen[m.key] {
+			return nil, false
+		}
+		seen[m.key] = true
+		switch m.key {
+		case decodeKeyDeniedTools:
+			pats, ok := decodeToolNames(m.val)
+			if !ok {
+				return nil, false
+			}
+			pol.DeniedTools = pats
+		default:
+			list, ok := decodeMatchers(m.val)
+			if !ok {
+				return nil, false
+			}
+			if m.key == decodeKeyAllowed {
+				pol.Allowed = list
+			} else {
+				pol.Denied = list
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return nil, true
+	}
+	return &pol, true
+}
+
+// decodeMatchers reads an allowedMcpServers or deniedMcpServers array,
+// non-nil when well-formed.
+func decodeMatchers(v *decodeValue) ([]ServerMatcher, bool) {
+	if v.kind != decodeArray {
+		return nil, false
+	}
+	out := make([]ServerMatcher, 0, len(v.elems))
+	for _, e := range v.elems {
+		if e.kind != decodeObject || len(e.members) != 1 {
+			return nil, false
+		}
+		m := e.members[0]
+		var sm ServerMatcher
+		switch m.key {
+		case "serverName":
+			if m.val.kind != decodeString || !decodeValidName(m.val.str) {
+				return nil, false
+			}
+			sm.Name = m.val.str
+		case "serverCommand":
+			argv, ok := decodeStrings(m.val, false)
+			if !ok || len(argv) == 0 || argv[0] == "" {
+				return nil, false
+			}
+			for _, a := range argv {
+				if strings.IndexByte(a, 0) >= 0 {
+					return nil, false
+				}
+			}
+			sm.Command = argv
+		case "serverUrl":
+			if m.val.kind != decodeString || m.val.str == "" || strings.IndexByte(m.val.str, 0) >= 0 {
+				return nil, false
+			}
+			sm.URL = m.val.str
+		default:
+			return nil, false
+		}
+		out = append(out, sm)
+	}
+	return out, true
 }
 
 // decodeEntries decodes every member of the mcpServers object into one
@@ -377,6 +496,15 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 				problem, field = EntryInvalidField, m.key
 			}
 			def.Timeout = time.Duration(ms) * time.Millisecond
+		case m.key == "includeTools" || m.key == "excludeTools":
+			names, ok := decodeToolNames(m.val)
+			if !ok {
+				problem, field = EntryInvalidField, m.key
+			} else if m.key == "includeTools" {
+				def.IncludeTools = names
+			} else {
+				def.ExcludeTools = names
+			}
 		case kind == KindStdio && decodeIsStdioField(m.key):
 			problem, field = decodeStdioField(def, m)
 		case kind != KindStdio && decodeIsHTTPField(m.key):
@@ -567,6 +695,22 @@ func decodeOAuth(def *Definition, v *decodeValue, st *decodeEntryState) (problem
 	}
 	def.OAuth = o
 	return "", ""
+}
+
+// decodeToolNames reads a tool filter list: an array of non-empty strings
+// without NUL, returned sorted, de-duplicated and non-nil.
+func decodeToolNames(v *decodeValue) ([]string, bool) {
+	names, ok := decodeStrings(v, true)
+	if !ok {
+		return nil, false
+	}
+	for _, n := range names {
+		if strings.IndexByte(n, 0) >= 0 {
+			return nil, false
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
 }
 
 // decodeStrings reads an array of strings; nonEmpty refuses "" elements.

@@ -30,6 +30,7 @@ var (
 	decodeFuzzSourceProblems = map[definition.ProblemKind]bool{
 		definition.ProblemMalformedDocument: true, definition.ProblemMalformedRoot: true,
 		definition.ProblemMalformedServers: true, definition.ProblemMalformedOverlay: true,
+		definition.ProblemMalformedPolicy: true,
 	}
 )
 
@@ -57,8 +58,11 @@ func decodeFuzzCheck(t *testing.T, src definition.Source, doc definition.Documen
 		require.True(t, decodeFuzzSourceProblems[doc.Problem.Kind], "problem kind %q", doc.Problem.Kind)
 		require.Equal(t, src.Tier, doc.Problem.Tier)
 		require.Equal(t, src.Origin, doc.Problem.Origin)
-		if doc.Problem.Kind != definition.ProblemMalformedOverlay {
+		if doc.Problem.Kind != definition.ProblemMalformedOverlay && doc.Problem.Kind != definition.ProblemMalformedPolicy {
 			require.Empty(t, doc.Entries, "a wholly unusable document has no entries")
+		}
+		if doc.Problem.Kind == definition.ProblemMalformedPolicy {
+			require.Nil(t, doc.Policy, "a malformed policy is not used in part")
 		}
 		require.Empty(t, doc.Disabled, "a problem document has no overlay")
 	}
@@ -134,7 +138,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, s := range []string{``, `{}`, `[]`, `null`, `{"mcpServers":{"a":{"command":"x"},"a":1}}`,
 		`{"mcpServers":{"a":{"url":"u","oauth":{"callbackPort":1e400}}}}`, "{\"mcpServers\":{\"\xff\":1}}",
-		`{"mcpServers":{"\ud800":1,"\udbff":2}}`, `{"disabledMcpServers":["\u0000",""]}`} {
+		`{"mcpServers":{"\ud800":1,"\udbff":2}}`, `{"disabledMcpServers":["\u0000",""]}`,
+		`{"allowedMcpServers":[{"serverName":"a"},{"serverCommand":["x","y"]},{"serverUrl":"https://*.e/*"}],"deniedMcpServers":[{"serverName":"b"}],"deniedTools":["a/*"],"mcpServers":{"a":{"command":"x","args":["y"]}},"disabledMcpServers":["a"]}`,
+		`{"deniedMcpServers":[{"serverName":"b","serverUrl":"u"}],"disabledMcpServers":["a"],"mcpServers":{"a":{"command":"x"}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -16,8 +16,12 @@ const FingerprintVersion = "mcpward-fp-v1"
 // SHA-256 of a canonical, injective encoding of every field that decides
 // what runs or where it connects — Name, Kind, Command, Args, Env (keys and
 // values), Cwd, URL, Headers (keys and values), HeadersHelper, OAuth
-// (ClientID, Scopes, CallbackPort, MetadataURL), RequiresTrustedWorkspace
-// and Refusal.
+// (ClientID, Scopes, CallbackPort, MetadataURL), RequiresTrustedWorkspace,
+// Refusal, and IncludeTools and ExcludeTools (they decide which tools run).
+// The tool filter lines are written only when a filter is present, so a
+// definition without one keeps the fingerprint it had before filters
+// existed, while an empty includeTools (no tool at all) still differs from
+// none.
 //
 // Secrets are never hashed; each is replaced by a marker naming its source:
 //   - a secret stretch by "var:NAME": one a credential-shaped variable
@@ -78,6 +82,8 @@ func Fingerprint(m *Materialized) string {
 //	oauth null | {clientId "x" scopes ["a"] callbackPort 0 metadataUrl ""}
 //	requiresTrustedWorkspace false
 //	refusal ""
+//	includeTools ["a" "b"]      (only when IncludeTools is non-nil)
+//	excludeTools ["c"]          (only when ExcludeTools is non-nil)
 //
 // A value is a list of segments: L"…" for literal text (adjacent literal
 // text merged, empty text omitted, so how a literal was produced does not
@@ -136,6 +142,16 @@ func fpAppend(b []byte, m *Materialized) []byte {
 	b = append(b, "\nrefusal "...)
 	b = strconv.AppendQuote(b, d.Refusal)
 	b = append(b, '\n')
+	if d.IncludeTools != nil {
+		b = append(b, "includeTools "...)
+		b = fpStrings(b, d.IncludeTools)
+		b = append(b, '\n')
+	}
+	if d.ExcludeTools != nil {
+		b = append(b, "excludeTools "...)
+		b = fpStrings(b, d.ExcludeTools)
+		b = append(b, '\n')
+	}
 	return b
 }
 

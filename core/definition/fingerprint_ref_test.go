@@ -60,6 +60,16 @@ func fpEncodeReference(m *Materialized) []byte {
 	b.WriteString("\nrefusal ")
 	b.WriteString(strconv.Quote(d.Refusal))
 	b.WriteByte('\n')
+	if d.IncludeTools != nil {
+		b.WriteString("includeTools ")
+		fpRefStrings(&b, d.IncludeTools)
+		b.WriteByte('\n')
+	}
+	if d.ExcludeTools != nil {
+		b.WriteString("excludeTools ")
+		fpRefStrings(&b, d.ExcludeTools)
+		b.WriteByte('\n')
+	}
 	return []byte(b.String())
 }
 

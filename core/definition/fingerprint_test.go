@@ -227,6 +227,10 @@ func TestFingerprintChanges(t *testing.T) {
 		{"oauth metadata", func(d *Definition, _ map[string]string) { d.OAuth.MetadataURL = "https://n.example" }, false},
 		{"requires trusted", func(d *Definition, _ map[string]string) { d.RequiresTrustedWorkspace = true }, false},
 		{"refusal", func(d *Definition, _ map[string]string) { d.Refusal = "deprecated_transport" }, false},
+		{"include tools added", func(d *Definition, _ map[string]string) { d.IncludeTools = []string{"read"} }, false},
+		{"include tools empty", func(d *Definition, _ map[string]string) { d.IncludeTools = []string{} }, false},
+		{"exclude tools added", func(d *Definition, _ map[string]string) { d.ExcludeTools = []string{"write"} }, false},
+		{"exclude tools empty", func(d *Definition, _ map[string]string) { d.ExcludeTools = []string{} }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 //	oauth                     {clientId, scopes, callbackPort, metadataUrl} (omitted)
 //	requiresTrustedWorkspace  bool
 //	refusal                   the refusal word (omitted)
+//	includeTools, excludeTools  the tool filters, literal shapes masked
+//	                          (omitted when absent; [] is kept)
 //
 // Masking: a secret stretch (one a credential-shaped variable produced, or
 // one a template produced where a credential goes; see Stretch.Secret) is
@@ -49,6 +51,11 @@ type Projection struct {
 	OAuth                    *ProjectionOAuth `json:"oauth,omitempty"`
 	RequiresTrustedWorkspace bool             `json:"requiresTrustedWorkspace"`
 	Refusal                  string           `json:"refusal,omitempty"`
+	// IncludeTools and ExcludeTools are the definition's tool filters, nil
+	// when absent; a non-nil empty IncludeTools (no tool at all) encodes
+	// as [].
+	IncludeTools *[]string `json:"includeTools,omitempty"`
+	ExcludeTools *[]string `json:"excludeTools,omitempty"`
 }
 
 // ProjectionOAuth is the shown part of a definition's OAuth configuration.
@@ -153,6 +160,8 @@ func projCommon(d *Definition) Projection {
 		RequiresTrustedWorkspace: d.RequiresTrustedWorkspace,
 		Refusal:                  d.Refusal,
 	}
+	p.IncludeTools = projToolNames(d.IncludeTools)
+	p.ExcludeTools = projToolNames(d.ExcludeTools)
 	if len(d.HeadersHelper) > 0 {
 		p.HeadersHelper = make([]string, len(d.HeadersHelper))
 		for i, a := range d.HeadersHelper {
@@ -267,4 +276,17 @@ func projSecretDefaultOpen(rest string) int {
 		return 0
 	}
 	return i + 2
+}
+
+// projToolNames returns a tool filter for display: nil for nil, else a
+// new list with literal credential shapes masked.
+func projToolNames(names []string) *[]string {
+	if names == nil {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = secret.MaskLiterals(n)
+	}
+	return &out
 }

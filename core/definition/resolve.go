@@ -96,6 +96,10 @@ type Resolution struct {
 	// Problems holds every source problem, in input order, including
 	// ProblemUnknownTier for each document Resolve ignored.
 	Problems []SourceProblem
+	// DeniedTools are the managed policies' tool patterns (see
+	// Policy.DeniedTools), merged from every managed document, sorted and
+	// without duplicates; nil when none.
+	DeniedTools []string
 }
 
 // Server returns the Server named name and true, or the zero Server and
@@ -149,6 +153,17 @@ func (r Resolution) Server(name string) (Server, bool) {
 // with ReasonDisabled; an unresolved or blocked name keeps its state. A
 // disable of a name nobody defines is ignored.
 //
+// Managed policy (Document.Policy, read only from managed documents, so no
+// lower tier can widen it): a resolved, refused or disabled name whose Def
+// matches an entry of any managed deny list, or, when managed allow lists
+// are present, fails to match an entry of each of them, is StateRefused
+// with ReasonPolicyDenied or ReasonPolicyNotAllowed, whatever its tier
+// (managed entries included) and whatever an overlay said; it stays
+// listed with its Def and DisabledBy. The managed tool patterns are
+// merged into Resolution.DeniedTools. A malformed policy is a problem of
+// the managed source (ProblemMalformedPolicy) and blocks, as any other,
+// every name won below managed.
+//
 // A document whose Tier is not in ports.Tiers is ignored entirely and
 // reported as ProblemUnknownTier.
 func Resolve(docs []Document) Resolution {
@@ -169,6 +184,7 @@ func Resolve(docs []Document) Resolution {
 		overlays      []overlay
 		managedBroken bool
 		seq           int
+		policies      []*Policy
 	)
 	n := 0
 	for di := range docs {
@@ -190,11 +206,15 @@ func Resolve(docs []Document) Resolution {
 			if d.Tier == ports.TierManaged {
 				managedBroken = true
 			}
-			if p.Kind != ProblemMalformedOverlay {
+			if p.Kind != ProblemMalformedOverlay && p.Kind != ProblemMalformedPolicy {
 				continue
 			}
 		} else if len(d.Disabled) > 0 {
 			overlays = append(overlays, overlay{rank: rank, prov: prov, names: d.Disabled, seq: di})
+		}
+		if d.Policy != nil && d.Tier == ports.TierManaged {
+			policies = append(policies, d.Policy)
+			res.DeniedTools = append(res.DeniedTools, d.Policy.DeniedTools...)
 		}
 		for ei := range d.Entries {
 			cands = append(cands, candidate{rank: rank, prov: prov, entry: &d.Entries[ei], seq: seq})
@@ -292,6 +312,23 @@ func Resolve(docs []Document) Resolution {
 				s.State, s.Reason = StateDisabled, ReasonDisabled
 			}
 		}
+	}
+	if len(policies) > 0 {
+		for i := range res.Servers {
+			s := &res.Servers[i]
+			switch s.State {
+			case StateResolved, StateRefused, StateDisabled:
+			default:
+				continue
+			}
+			if why := policyVerdict(policies, s.Def); why != "" {
+				s.State, s.Reason = StateRefused, why
+			}
+		}
+	}
+	if res.DeniedTools != nil {
+		slices.Sort(res.DeniedTools)
+		res.DeniedTools = slices.Compact(res.DeniedTools)
 	}
 	return res
 }

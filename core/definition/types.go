@@ -50,7 +50,49 @@ const (
 	// ProblemMalformedOverlay: "disabledMcpServers" is present but not an
 	// array of strings. The rest of the document is still used.
 	ProblemMalformedOverlay ProblemKind = "malformed_overlay"
+	// ProblemMalformedPolicy: a managed source's policy keys
+	// ("allowedMcpServers", "deniedMcpServers", "deniedTools") are present
+	// but not of their documented shape. The document's entries are still
+	// used, but, as for any problem of a managed source, every name won
+	// below managed is blocked (see Resolve).
+	ProblemMalformedPolicy ProblemKind = "malformed_policy"
 )
+
+// ServerMatcher is one entry of a managed allow or deny list, in Claude
+// Code's managed-settings shape: exactly one of its fields is set.
+type ServerMatcher struct {
+	// Name matches the server id exactly ("serverName").
+	Name string `json:"serverName,omitempty"`
+	// Command matches a stdio server whose command followed by its args,
+	// as written in its definition, equals this argv exactly
+	// ("serverCommand").
+	Command []string `json:"serverCommand,omitempty"`
+	// URL is a pattern matched against an http server's URL as written
+	// ("serverUrl"): "*" matches any run of bytes, except that in the
+	// scheme and authority (up to the first "/" after "://") it never
+	// matches "/", "?", "#" or "@", so "https://*.example.com/*" cannot
+	// match a URL of another host.
+	URL string `json:"serverUrl,omitempty"`
+}
+
+// Policy is a managed source's MCP policy. It is read only from a managed
+// source; the same keys in any other tier are ignored, so no lower tier
+// can widen it.
+type Policy struct {
+	// Allowed is the allow list ("allowedMcpServers"): when non-nil, a
+	// server matching none of its entries is refused
+	// (ReasonPolicyNotAllowed); an empty non-nil list refuses every
+	// server. nil means no allow list.
+	Allowed []ServerMatcher
+	// Denied is the deny list ("deniedMcpServers"): a server matching one
+	// of its entries is refused (ReasonPolicyDenied). It wins over
+	// Allowed.
+	Denied []ServerMatcher
+	// DeniedTools are tool patterns ("deniedTools"): "SERVER/TOOL" or a
+	// host-facing name, "*" a wildcard. A matching tool never reaches the
+	// host (the catalog rejects it as "policy_denied").
+	DeniedTools []string
+}
 
 // SourceProblem is a problem with a whole source. It names the source and
 // the kind of problem, never content of the source.
@@ -120,6 +162,14 @@ type Definition struct {
 	// connects, so changing it asks for no new approval.
 	Timeout time.Duration
 
+	// IncludeTools, when non-nil, is the only set of the server's tools
+	// (by the server's own names) the host may see; an empty non-nil list
+	// admits none. ExcludeTools names tools the host never sees, and wins
+	// over IncludeTools. Both are kept as written (not templates), sorted
+	// and without duplicates; nil means absent.
+	IncludeTools []string
+	ExcludeTools []string
+
 	// Refusal is a stable reason word when the entry is recognised but
 	// refused by name (a deprecated transport, a header helper given as a
 	// shell string, a client secret); "" when the entry may be used. A
@@ -155,6 +205,9 @@ type Document struct {
 	// Disabled is the document's disable overlay ("disabledMcpServers"),
 	// sorted and without duplicates.
 	Disabled []string
+	// Policy is the managed source's MCP policy, nil when the source is
+	// not managed, holds no policy key, or its policy is malformed.
+	Policy *Policy
 }
 
 // Format prints d as its redacted ProjectDefinition, never its raw values,

@@ -99,7 +99,10 @@ func TestNoCanaryInAnyOutput(t *testing.T) {
 		"headers_helper_not_argv",
 		"NEVER_SET_SECRET",
 		"https://github.com/acme/w.git",
-		"approved api",
+		// api's URL carries userinfo, so evaluation already refuses it
+		// by name (the URL admission is pure); tool is approved instead.
+		"userinfo_refused",
+		"approved tool",
 	} {
 		assert.Contains(t, got, want)
 	}

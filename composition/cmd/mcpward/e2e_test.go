@@ -67,7 +67,15 @@ func newWorld(t *testing.T, files map[string]string, vars ...string) *world {
 	for name, data := range files {
 		w.write(t, name, data)
 	}
+	// The programs the fixtures name, on the PATH the servers would run
+	// with (list looks them up there without starting them).
+	bin := filepath.Join(root, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o700))
+	for _, p := range fixturePrograms {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, p), []byte("#!/bin/sh\nexit 1\n"), 0o700))
+	}
 	w.env = append([]string{
+		"PATH=" + bin,
 		"HOME=" + filepath.Join(root, "home"),
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "config"),
 		"XDG_STATE_HOME=" + filepath.Join(root, "state"),
@@ -157,12 +165,19 @@ const (
 	userJSON = `{"mcpServers": {
   "weather": {"command": "old-weather"},
   "files":   {"command": "files-mcp", "args": ["--read-only"]},
-  "old":     {"command": "old-mcp"}
+  "old":     {"command": "old-mcp"},
+  "typo":    {"command": "fles-mcp"},
+  "insecure": {"url": "http://example.com/mcp"},
+  "fileurl": {"url": "file:///srv/mcp"}
 }, "disabledMcpServers": ["old"]}`
 	pluginAJSON = `{"mcpServers": {"dup": {"command": "dup-a"}, "lint": {"command": "lint-mcp"}}}`
 	pluginBJSON = `{"mcpServers": {"dup": {"command": "dup-b"}}}`
 	gitConfig   = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://github.com/acme/widgets.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
 )
+
+// fixturePrograms are the commands of the fixtures that exist on the
+// world's PATH ("fles-mcp", a typo, does not).
+var fixturePrograms = []string{"weather-mcp", "old-weather", "files-mcp", "old-mcp", "guarded-mcp", "dup-a", "dup-b", "lint-mcp"}
 
 func mainWorld(t *testing.T) *world {
 	return newWorld(t, map[string]string{
@@ -303,4 +318,62 @@ func TestDemo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left, "the demo removes its directory")
 	assert.NoDirExists(t, filepath.Join(w.root, "state"), "the demo never touches the real state directory")
+}
+
+// TestCLIManagedPolicy runs list and doctor over a managed policy that
+// narrows every lower tier: a server denied by name, one outside the allow
+// list, a user-tier allow list that widens nothing, and then the same
+// world with a malformed policy, which blocks every lower tier. doctor
+// exits 0 when every finding is intentional (policy, disabled, awaiting
+// approval).
+func TestCLIManagedPolicy(t *testing.T) {
+	managed := `{"mcpServers": {},
+  "allowedMcpServers": [{"serverName": "files"}, {"serverCommand": ["weather-mcp", "--units", "metric"]}, {"serverUrl": "https://*.corp.example.com/*"}, {"serverName": "evil"}, {"serverName": "old"}],
+  "deniedMcpServers": [{"serverName": "evil"}],
+  "deniedTools": ["files/delete_*"]}`
+	w := newWorld(t, map[string]string{
+		"managed.json": managed,
+		"ws/.mcp.json": `{"mcpServers": {
+  "weather": {"command": "weather-mcp", "args": ["--units", "metric"]},
+  "search":  {"url": "https://search.corp.example.com/mcp"},
+  "elsewhere": {"url": "https://mcp.elsewhere.example/mcp"}
+}}`,
+		"ws/.git/config": gitConfig,
+		"config/mcpward/mcp.json": `{"mcpServers": {
+  "files": {"command": "files-mcp", "includeTools": ["read_file", "delete_file"]},
+  "evil":  {"command": "old-mcp"},
+  "old":   {"command": "old-mcp"},
+  "mine":  {"command": "files-mcp"}
+}, "disabledMcpServers": ["old"], "allowedMcpServers": [{"serverName": "mine"}]}`,
+	})
+	for _, s := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{name: "list", args: []string{"--managed", "$ROOT/managed.json", "list"}},
+		{name: "doctor", args: []string{"--managed", "$ROOT/managed.json", "doctor"}},
+		{name: "show_evil_json", args: []string{"--managed", "$ROOT/managed.json", "show", "evil", "--json"}},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			r := w.run(t, s.args...)
+			assert.Equal(t, s.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			golden(t, "cli_policy_"+s.name, w.transcript(s.args, r))
+		})
+	}
+	w.write(t, "managed.json", `{"deniedMcpServers": [{"serverName": "evil", "serverUrl": "https://*"}]}`)
+	for _, s := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{name: "malformed_list", args: []string{"--managed", "$ROOT/managed.json", "list"}},
+		{name: "malformed_doctor", args: []string{"--managed", "$ROOT/managed.json", "doctor"}, code: 1},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			r := w.run(t, s.args...)
+			assert.Equal(t, s.code, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+			golden(t, "cli_policy_"+s.name, w.transcript(s.args, r))
+		})
+	}
 }

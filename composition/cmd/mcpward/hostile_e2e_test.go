@@ -106,8 +106,8 @@ func TestHostileLongNames(t *testing.T) {
 	assertNoPanic(t, r)
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "h: connected (13 tools)\n")
-	assert.Regexp(t, `(?m)^  mcp__h__long_300_x+_[0-9a-f]{12}  +Tool 2, named with 300 bytes\.$`, r.stdout)
-	assert.Regexp(t, `(?m)^  mcp__h__long_65_x+_[0-9a-f]{12}  +Tool 0, named with 65 bytes\.$`, r.stdout)
+	assert.Regexp(t, `(?m)^  mcp__h__long_300_x+_[0-9a-f]{12}  +h/long_300_x{291}  +Tool 2, named with 300 bytes\.$`, r.stdout)
+	assert.Regexp(t, `(?m)^  mcp__h__long_65_x+_[0-9a-f]{12}  +h/long_65_x{57}  +Tool 0, named with 65 bytes\.$`, r.stdout)
 	assert.Contains(t, r.stdout, "  rejected tools dup: duplicate_name\n")
 	assert.Contains(t, r.stdout, "  rejected tools : invalid_name\n")
 	for _, line := range strings.Split(r.stdout, "\n") {
@@ -386,14 +386,14 @@ func TestHostileFlood(t *testing.T) {
 	assert.Less(t, rss, int64(floodRSSBound))
 	r = h.run(t, "tools")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "h: connected\n  mcp__h__ok  Returns ok.\n")
+	assert.Contains(t, r.stdout, "h: connected\n  mcp__h__ok  h/ok  Returns ok.\n")
 }
 
 func TestHostileServerRequests(t *testing.T) {
 	h := hostileServerWorld(t, "server-requests", nil, "")
 	r := h.run(t, "tools")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "h: connected\n  mcp__h__ok  Returns ok.\n")
+	assert.Contains(t, r.stdout, "h: connected\n  mcp__h__ok  h/ok  Returns ok.\n")
 	r = h.run(t, "call", "h", "ok")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "ok\n", r.stdout)

@@ -101,6 +101,11 @@ func TestToolsAndCallStdio(t *testing.T) {
 		{name: "call_invalid_args", args: []string{"call", "example", "echo", "--args", `{"text":42}`}, code: 1},
 		{name: "call_invalid_args_json", args: []string{"call", "example", "echo", "--args", `not json`, "--json"}, code: 1},
 		{name: "call_unknown_tool", args: []string{"call", "example", "nope"}, code: 1},
+		{name: "call_host_name", args: []string{"call", "mcp__example__echo", "--args", `{"text":"by host-facing name"}`}},
+		{name: "call_slash_name", args: []string{"call", "example/echo", "--args", `{"text":"by server/tool"}`}},
+		{name: "call_did_you_mean", args: []string{"call", "example", "ecoh"}, code: 1},
+		{name: "call_host_name_did_you_mean", args: []string{"call", "mcp__example__word_cout"}, code: 1},
+		{name: "usage_call_one_plain_name", args: []string{"call", "echo"}, code: 2},
 		{name: "call_denied", args: []string{"call", "other", "echo"}, code: 1},
 		{name: "call_refused", args: []string{"call", "legacy", "echo"}, code: 1},
 		{name: "call_unknown_server", args: []string{"call", "ghost", "echo"}, code: 1},
@@ -136,6 +141,39 @@ func TestToolsAndCallStdio(t *testing.T) {
 		assert.Equal(t, "refused", got[1]["state"])
 		assert.Equal(t, "denied", got[2]["state"])
 	})
+	assert.Empty(t, children(bin), "no example server is left running")
+}
+
+// TestToolsFiltered: a definition's includeTools/excludeTools and the
+// managed policy's deniedTools keep tools out of the host's tool set; tools
+// lists them as rejected with the reason, and call says why it cannot call
+// one.
+func TestToolsFiltered(t *testing.T) {
+	bin := exampleBinary(t)
+	w := newWorld(t, map[string]string{
+		"managed.json": `{"deniedTools": ["example/add"]}`,
+		"config/mcpward/mcp.json": `{"mcpServers": {
+  "example": {"command": ` + jsonString(bin) + `, "excludeTools": ["slow"]}
+}}`,
+	})
+	base := []string{"--managed", "$ROOT/managed.json"}
+	for _, s := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{name: "tools", args: []string{"tools"}},
+		{name: "call_filtered", args: []string{"call", "example", "slow"}, code: 1},
+		{name: "call_policy_denied", args: []string{"call", "example/add"}, code: 1},
+		{name: "call_kept", args: []string{"call", "example", "echo", "--args", `{"text":"kept"}`}},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			args := append(append([]string{}, base...), s.args...)
+			r := w.run(t, args...)
+			assert.Equal(t, s.code, r.code, "exit code\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+			golden(t, "filtered_"+s.name, strings.ReplaceAll(w.transcript(args, r), bin, "$EXAMPLE"))
+		})
+	}
 	assert.Empty(t, children(bin), "no example server is left running")
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/egress"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -48,6 +49,11 @@ type Server struct {
 	Shadowed    []Provenance           `json:"shadowed,omitempty"`
 	DisabledBy  *Provenance            `json:"disabledBy,omitempty"`
 	Identity    *ports.Identity        `json:"identity,omitempty"`
+	// Launch is the stdio launch refusal found without starting the
+	// server (composition.Result.Launch), with its why and fix.
+	Launch    string `json:"launch,omitempty"`
+	LaunchWhy string `json:"launchWhy,omitempty"`
+	LaunchFix string `json:"launchFix,omitempty"`
 	// SignIn is the sign-in state of an OAuth server (show only).
 	SignIn string `json:"signIn,omitempty"`
 }
@@ -161,6 +167,8 @@ func ToServer(r composition.Result) Server {
 	if r.DisabledBy != nil {
 		j.DisabledBy = &Provenance{Tier: r.DisabledBy.Tier, Origin: r.DisabledBy.Origin}
 	}
+	j.Launch = r.Launch
+	j.LaunchWhy, j.LaunchFix = ExplainLaunch(r)
 	if r.Identity != (ports.Identity{}) {
 		id := r.Identity
 		j.Identity = &id
@@ -348,9 +356,83 @@ func explainRefused(r composition.Result) (why, fix string) {
 	case httptransport.ReasonHelperArgvInvalid:
 		return "its headersHelper is not an exact argv starting with an absolute program path",
 			"write headersHelper as a JSON array whose first element is an absolute path, in " + r.Origin
+	case definition.ReasonPolicyDenied:
+		return "your organization's managed policy denies this server (deniedMcpServers)",
+			"ask your administrator; no file of yours can allow it"
+	case definition.ReasonPolicyNotAllowed:
+		return "your organization's managed policy allows only the servers it lists (allowedMcpServers), and this one matches none",
+			"ask your administrator to allow it; no file of yours can"
+	case egress.ReasonHTTPNotLoopback:
+		return "plain http is allowed only to loopback; mcpward would refuse to connect to this URL",
+			"use the server's https URL in " + r.Origin
+	case egress.ReasonSchemeRefused, egress.ReasonOpaqueRefused, egress.ReasonUserinfoRefused, egress.ReasonHostMissing,
+		egress.ReasonHostInvalid, egress.ReasonZoneRefused, egress.ReasonPortRefused, egress.ReasonNumericHost,
+		egress.ReasonMetadataRefused, egress.ReasonHostRefused, egress.ReasonAddressRefused:
+		return "the egress policy refuses this URL (" + r.Reason + "), so mcpward would never connect to it",
+			"correct the url in " + r.Origin + " (an https URL to a public host, or http to loopback)"
 	default:
 		return "the definition is refused (" + r.Reason + ")", "correct the entry in " + r.Origin
 	}
+}
+
+// Program returns the command r would run, as projected (secrets masked),
+// "" when r is not a stdio server with a projection.
+func Program(r composition.Result) string {
+	if r.Projection == nil || r.Transport != definition.KindStdio {
+		return ""
+	}
+	return r.Projection.Command
+}
+
+// Target is what r runs or connects to, for one line of text: the
+// projected command and arguments of a stdio server, the projected URL of
+// an http one (secrets masked, safe for a terminal); "-" when unknown.
+func Target(r composition.Result) string {
+	p := r.Projection
+	switch {
+	case p == nil:
+		return "-"
+	case p.Command != "":
+		return QuoteArgs(append([]string{p.Command}, p.Args...))
+	case p.URL != "":
+		return termsafe.Line(p.URL)
+	}
+	return "-"
+}
+
+// ReasonText is r's reason word for one line of text, with the unset
+// variables it names ("unset_variable (A, B)") and the launch refusal
+// after a semicolon ("not_approved; program_not_found"); "-" when there is
+// none.
+func ReasonText(r composition.Result) string {
+	s := r.Reason
+	if r.Reason == definition.ReasonUnsetVariable && len(r.Missing) > 0 {
+		s += " (" + strings.Join(r.Missing, ", ") + ")"
+	}
+	if r.Launch != "" {
+		if s != "" {
+			s += "; "
+		}
+		s += r.Launch
+	}
+	return termsafe.Line(Dash(s))
+}
+
+// Intentional reports whether r is unusable by someone's choice rather
+// than by a problem: disabled by an overlay, awaiting an approval nobody
+// gave yet (activation's not_approved), or refused by the organization's
+// managed policy. doctor lists such servers but does not fail for them.
+func Intentional(r composition.Result) bool {
+	switch {
+	case r.State == composition.StateDisabled:
+		return true
+	case r.State == composition.StateDenied && r.Reason == activation.ReasonNotApproved && r.Err == nil:
+		return true
+	case r.State == composition.StateRefused &&
+		(r.Reason == definition.ReasonPolicyDenied || r.Reason == definition.ReasonPolicyNotAllowed):
+		return true
+	}
+	return false
 }
 
 func explainUnresolved(r composition.Result) (why, fix string) {
@@ -361,6 +443,9 @@ func explainUnresolved(r composition.Result) (why, fix string) {
 	case definition.ReasonInvalidTemplate:
 		return "a \"${\" does not start a valid ${NAME} or ${NAME:-default} template (" + r.Detail + ")",
 			"correct the template in " + r.Origin
+	case httptransport.ReasonURLInvalid:
+		return "the url is not an absolute http or https URL, so mcpward would never connect to it",
+			"correct the url in " + r.Origin
 	case definition.ReasonAmbiguousWithinTier:
 		origins := make([]string, len(r.Contenders))
 		for i, c := range r.Contenders {
@@ -378,6 +463,36 @@ func explainUnresolved(r composition.Result) (why, fix string) {
 	}
 }
 
+// ExplainLaunch says why r's stdio launch would be refused (r.Launch) and
+// what to do; "" when r.Launch is "".
+func ExplainLaunch(r composition.Result) (why, fix string) {
+	prog := Program(r)
+	if prog == "" {
+		prog = "its program"
+	}
+	switch r.Launch {
+	case "":
+		return "", ""
+	case stdioProgramNotFound:
+		return "the program " + prog + " is not found on the PATH the server would run with, so it could not start",
+			"install it, or write its absolute path as \"command\" in " + r.Origin
+	case stdioProgramNotExecutable:
+		return "the program " + prog + " is not an executable file, so the server could not start",
+			"make it executable, or correct \"command\" in " + r.Origin
+	case "cwd_not_found", "cwd_not_directory", "cwd_outside_root", "cwd_invalid":
+		return "its working directory cannot be used (" + r.Launch + "), so the server could not start",
+			"correct \"cwd\" in " + r.Origin
+	default:
+		return "starting it would be refused (" + r.Launch + ")", "run \"mcpward show " + r.Name + "\""
+	}
+}
+
+// The stdio launcher's reasons for a program that cannot be run.
+const (
+	stdioProgramNotFound      = "program_not_found"
+	stdioProgramNotExecutable = "program_not_executable"
+)
+
 // ExplainProblem explains a source problem.
 func ExplainProblem(p definition.SourceProblem) (why, fix string) {
 	switch p.Kind {
@@ -391,6 +506,9 @@ func ExplainProblem(p definition.SourceProblem) (why, fix string) {
 		why, fix = "mcpServers is not an object", "make mcpServers an object of NAME: {...} entries"
 	case definition.ProblemMalformedOverlay:
 		why, fix = "disabledMcpServers is not an array of strings, so it is ignored whole", "make disabledMcpServers an array of server names"
+	case definition.ProblemMalformedPolicy:
+		why, fix = "its managed policy (allowedMcpServers, deniedMcpServers or deniedTools) is not of the documented shape",
+			"make each list an array of {\"serverName\"}, {\"serverCommand\"} or {\"serverUrl\"} entries (deniedTools: an array of strings)"
 	default:
 		why, fix = "the source is not usable ("+string(p.Kind)+")", "check how mcpward was invoked"
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,8 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/core/catalog"
+	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/core/supervisor"
 	"github.com/mcpward/mcpward/ports"
@@ -32,7 +35,9 @@ type Options struct {
 	App   func() (*app.App, error)
 	Clock clock.Clock
 	JSON  bool
-	// Server and Tool name the tool (its name on the server).
+	// Server and Tool name the tool (its name on the server). When the
+	// command got one argument, Server is "" and Tool is that argument: a
+	// host-facing name (mcp__SERVER__TOOL) or SERVER/TOOL, resolved by Run.
 	Server, Tool string
 	// Args is the arguments object, as JSON ("" means {}).
 	Args string
@@ -47,12 +52,16 @@ func NewCmdCall(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 	opts := &Options{IO: f.IOStreams, App: f.App, Clock: f.Clock,
 		Timeouts: fleet.Timeouts{Connect: fleet.DefaultConnectTimeout, Call: fleet.DefaultCallTimeout}}
 	cmd := &cobra.Command{
-		Use:   "call SERVER TOOL [--args JSON]",
+		Use:   "call (SERVER TOOL | SERVER/TOOL | mcp__SERVER__TOOL) [--args JSON]",
 		Short: "Call SERVER's tool TOOL with a JSON arguments object",
-		Long: `Connect the server SERVER (and no other), then call its tool TOOL (the tool's
-own name on the server, not the host-facing mcp__SERVER__TOOL) with the
-arguments object --args (default {}). The arguments are checked against the
-tool's input schema before anything is sent.
+		Long: `Connect the server SERVER (and no other), then call its tool TOOL with the
+arguments object --args (default {}). The tool is named by two arguments, the
+server and the tool's own name on it, or by one: SERVER/TOOL, or the
+host-facing name mcp__SERVER__TOOL that "mcpward tools" prints. The arguments
+are checked against the tool's input schema before anything is sent. When the
+server has no such tool, the closest names it does have are suggested (or,
+when the definition's includeTools/excludeTools or the managed policy filters
+it out, that is said).
 
 The result's text items are printed one after the other; any other item is
 shown as a placeholder ([image content]). Text output is for people: every
@@ -80,11 +89,18 @@ content array)}; a failure is {"error": {"class", "reason", "server",
 Exit code 1 when the server cannot be connected, the call fails, or the tool
 returns an error result.`,
 		Example: `  $ mcpward call example echo --args '{"text":"hello"}'
+  $ mcpward call example/echo --args '{"text":"hello"}'
+  $ mcpward call mcp__example__echo --args '{"text":"hello"}'
   $ mcpward call example add --args '{"a":2,"b":3}' --json
   $ mcpward call search query --args '{"q":"mcp"}' --call-timeout 30s`,
-		Args: cmdutil.ExactArgs(2),
+		Args: callArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.JSON, opts.Server, opts.Tool = f.Globals.JSON, args[0], args[1]
+			opts.JSON = f.Globals.JSON
+			if len(args) == 2 {
+				opts.Server, opts.Tool = args[0], args[1]
+			} else {
+				opts.Tool = args[0]
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -101,11 +117,93 @@ returns an error result.`,
 	return cmd
 }
 
-// Run connects opts.Server and calls its tool opts.Tool.
+// callArgs is call's cobra.PositionalArgs: SERVER TOOL, or one argument
+// naming the tool as SERVER/TOOL or mcp__SERVER__TOOL.
+func callArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 2:
+		return nil
+	case len(args) == 1 && (strings.Contains(args[0], "/") || strings.HasPrefix(args[0], hostPrefix)):
+		return nil
+	case len(args) == 1:
+		return cmdutil.FlagErrorf("%s takes SERVER TOOL, or one argument SERVER/TOOL or mcp__SERVER__TOOL; got %q", cmd.Name(), termsafe.Line(args[0]))
+	}
+	return cmdutil.FlagErrorf("%s takes 2 argument(s), got %d", cmd.Name(), len(args))
+}
+
+// hostPrefix starts every host-facing tool name.
+const hostPrefix = "mcp__"
+
+// splitTool resolves a one-argument tool name into the servers that may
+// hold it and the name to look up: SERVER/TOOL is one server and its tool
+// (server names never hold "/"); mcp__SERVER__TOOL is every defined server
+// whose host-facing prefix starts it (a server name may itself hold "__"),
+// looked up by host-facing name after connecting.
+func splitTool(name string, defined []string) (servers []string, tool string, host bool) {
+	if srv, t, ok := strings.Cut(name, "/"); ok && !strings.HasPrefix(name, hostPrefix) {
+		return []string{srv}, t, false
+	}
+	for _, s := range defined {
+		if strings.HasPrefix(name, hostPrefix+s+catalog.ToolNameSeparator) || strings.HasPrefix(name, hostPrefix+sanitizedServer(s)) {
+			servers = append(servers, s)
+		}
+	}
+	return servers, name, true
+}
+
+// sanitizedServer is a loose form of the server part of a sanitized
+// host-facing name (see catalog.ToolName): every byte outside
+// [A-Za-z0-9_-] as '_', runs of '_' collapsed, a trailing '_' trimmed, at
+// most 20 bytes. It only picks candidate servers; the catalog decides.
+func sanitizedServer(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < 20; i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			c = '_'
+		}
+		if c == '_' && strings.HasSuffix(b.String(), "_") {
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return strings.TrimSuffix(b.String(), "_")
+}
+
+// definedNames returns the server names a's sources define (decoded and
+// resolved only: nothing is evaluated or connected).
+func definedNames(a *app.App) []string {
+	srcs := a.LibrarySources()
+	docs := make([]definition.Document, len(srcs))
+	for i, s := range srcs {
+		docs[i] = definition.Decode(s)
+	}
+	res := definition.Resolve(docs)
+	out := make([]string, len(res.Servers))
+	for i, s := range res.Servers {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Run connects opts.Server and calls its tool opts.Tool (see Options for
+// the one-argument forms).
 func Run(ctx context.Context, opts *Options) error {
 	a, err := opts.App()
 	if err != nil {
 		return err
+	}
+	if opts.Server == "" {
+		servers, tool, host := splitTool(opts.Tool, definedNames(a))
+		switch {
+		case len(servers) == 0:
+			return &refusal.Error{Class: refusal.Config, Reason: composition.ReasonUnknownServer,
+				Detail: "no defined server's tools are named like that; \"mcpward tools\" lists them"}
+		case !host:
+			opts.Server, opts.Tool = servers[0], tool
+		default:
+			return runHostName(ctx, opts, a, servers, tool)
+		}
 	}
 	rep := progress.New(progress.Options{
 		Out: opts.IO.ErrOut, Clock: opts.Clock, Live: opts.IO.CanRedraw(), Width: opts.IO.TerminalWidth(),
@@ -124,8 +222,47 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
 	}
+	return callConnected(ctx, opts, f, f.Servers()[0], rep)
+}
+
+// runHostName connects every candidate server of a host-facing tool name
+// and calls the one whose catalog holds it.
+func runHostName(ctx context.Context, opts *Options, a *app.App, servers []string, host string) error {
+	rep := progress.New(progress.Options{
+		Out: opts.IO.ErrOut, Clock: opts.Clock, Live: opts.IO.CanRedraw(), Width: opts.IO.TerminalWidth(),
+		Quiet: progress.WaitAfter, ConnectTimeout: opts.Timeouts.Connect,
+	})
+	rep.Start()
+	f := fleet.Connect(ctx, a, servers, fleet.SupervisorOptions(opts.Timeouts), rep)
+	defer f.Close()
+	rep.Finish(nil)
+	if ctx.Err() != nil {
+		return cmdutil.ErrCancelled
+	}
+	rs := f.Servers()
+	for _, r := range rs {
+		for _, t := range r.Tools {
+			if t.Name == host {
+				opts.Server, opts.Tool = r.Name, t.ServerTool
+				return callConnected(ctx, opts, f, r, rep)
+			}
+		}
+	}
+	// Not found: report as for the longest candidate (the most specific
+	// server name), with its suggestions.
+	r := rs[0]
+	for _, c := range rs[1:] {
+		if len(c.Name) > len(r.Name) {
+			r = c
+		}
+	}
+	opts.Server, opts.Tool = r.Name, host
+	return callConnected(ctx, opts, f, r, rep)
+}
+
+// callConnected calls opts.Tool on r, one server of the connected fleet f.
+func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r composition.ServerResult, rep *progress.Reporter) error {
 	server := opts.Server
-	r := f.Servers()[0]
 	switch r.State {
 	case composition.StateConnected:
 	case composition.StateFailed:
@@ -158,6 +295,12 @@ func Run(ctx context.Context, opts *Options) error {
 	stop()
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
+	}
+	if err != nil && refusal.ReasonOf(err) == composition.ReasonUnknownTool {
+		if note := suggest(r, opts.Tool); note != "" {
+			return &cmdutil.NotedError{Err: err, Note: note}
+		}
+		return err
 	}
 	if err != nil {
 		elapsed := opts.clock().Now().Sub(start)
@@ -223,4 +366,70 @@ func WriteContent(w io.Writer, res ports.ToolResult) {
 		}
 		fmt.Fprintln(w, l)
 	}
+}
+
+// suggest is the note of an unknown tool on r: why it is absent when the
+// catalog rejected it (filtered by the definition, denied by the managed
+// policy, or otherwise), else "did you mean" with the closest names the
+// server has (by edit distance, at most three), else "".
+func suggest(r composition.ServerResult, tool string) string {
+	for _, rj := range r.Rejected {
+		if rj.Kind == ports.ListTools && (rj.Name == tool || catalog.ToolName(r.Name, rj.Name) == tool) {
+			switch rj.Reason {
+			case catalog.ReasonToolFiltered:
+				return "the tool " + termsafe.Line(rj.Name) + " is filtered out by the definition's includeTools/excludeTools"
+			case catalog.ReasonPolicyDenied:
+				return "the tool " + termsafe.Line(rj.Name) + " is denied by your organization's managed policy (deniedTools); ask your administrator"
+			default:
+				return "the server offered the tool " + termsafe.Line(rj.Name) + ", but it was rejected (" + termsafe.Line(rj.Reason) + ")"
+			}
+		}
+	}
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, t := range r.Tools {
+		d := min(editDistance(tool, t.ServerTool), editDistance(tool, t.Name), editDistance(tool, r.Name+"/"+t.ServerTool))
+		if d <= max(2, len(t.ServerTool)/3) || strings.Contains(t.ServerTool, tool) || strings.Contains(tool, t.ServerTool) {
+			cs = append(cs, cand{t.ServerTool, d})
+		}
+	}
+	if len(cs) == 0 {
+		if len(r.Tools) == 0 {
+			return ""
+		}
+		return "\"mcpward tools " + termsafe.Line(r.Name) + "\" lists its tools"
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	cs = cs[:min(3, len(cs))]
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = termsafe.Line(r.Name + "/" + c.name)
+	}
+	return "did you mean " + strings.Join(names, ", ") + "?"
+}
+
+// editDistance is the Levenshtein distance of a and b in bytes, both cut
+// to 256 bytes so a hostile name costs little.
+func editDistance(a, b string) int {
+	a, b = a[:min(len(a), 256)], b[:min(len(b), 256)]
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

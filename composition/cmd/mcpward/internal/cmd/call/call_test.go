@@ -43,7 +43,10 @@ func TestNewCmdCall(t *testing.T) {
 			want: Options{Server: "s", Tool: "t", Args: `{"a":1}`, Timeouts: def}},
 		{name: "timeouts", args: []string{"s", "t", "--connect-timeout", "5s", "--call-timeout=0"},
 			want: Options{Server: "s", Tool: "t", Timeouts: fleet.Timeouts{Connect: 5 * time.Second}}},
-		{name: "missing tool", args: []string{"s"}, usage: "call takes 2 argument(s), got 1"},
+		{name: "missing tool", args: []string{"s"}, usage: "call takes SERVER TOOL, or one argument SERVER/TOOL or mcp__SERVER__TOOL"},
+		{name: "server/tool", args: []string{"s/t"}, want: Options{Tool: "s/t", Timeouts: def}},
+		{name: "host-facing name", args: []string{"mcp__s__t"}, want: Options{Tool: "mcp__s__t", Timeouts: def}},
+		{name: "three arguments", args: []string{"s", "t", "u"}, usage: "call takes 2 argument(s), got 3"},
 		{name: "bad call timeout", args: []string{"s", "t", "--call-timeout", "forever"}, usage: "invalid value for --call-timeout"},
 		{name: "args needs a value", args: []string{"s", "t", "--args"}, usage: "--args needs a value"},
 	}

@@ -51,9 +51,15 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Long: `Check everything mcpward depends on and list every problem found, each with
 why it matters and how to fix it: the state directory and its stores (a
 write, a read and a delete on each; the OS keychain with --profile desktop),
-every configuration file looked at, every server that is not usable, and
-every usable OAuth server nobody is signed in to. With --store, the shared
+every configuration file looked at, every server that is not usable, every
+stdio server whose program is not on the PATH it would run with (or that
+could not start for another reason found without starting it), and every
+usable OAuth server nobody is signed in to. With --store, the shared
 store: reachable, its schema version and the key checked against it.
+
+Servers unusable by choice (disabled by an overlay, awaiting your approval,
+refused by your organization's managed policy) are listed apart, marked
+"intentional" in --json, and are not problems.
 
 With NAME, the findings about servers are those of NAME alone, and NAME
 (when usable) is connected: a failure to connect is a finding that says
@@ -67,11 +73,13 @@ With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 "sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
 {"repository", "trusted"}, "store" {"dsn" (password masked), "ok",
 "reason", "schema", "schemaVersion", "keyId"} (with --store only), "findings"
-[{"subject", "name", "state", "reason", "why", "fix", "detail"}], "ok"}; with
+[{"subject", "name", "state", "reason", "why", "fix", "intentional",
+"detail"}], "ok"}; "ok" is true when every finding is intentional; with
 NAME also "connection" {"name", "state", "class", "reason", "detail",
 "stderr" (the masked tail, exact)}.
 
-Exit code 1 when a problem is found.`,
+Exit code 1 when a problem is found; 0 when there is none, intentional
+states included.`,
 		Example: `  $ mcpward doctor
   $ mcpward doctor --json
   $ mcpward doctor weather`,
@@ -151,14 +159,16 @@ type workspaceJSON struct {
 
 // findingJSON is one problem and its fix. Subject is "server", "source",
 // "store" or "state_dir"; Name is the server name, the source origin or
-// the store name.
+// the store name. Intentional marks a server unusable by someone's choice
+// (see view.Intentional), which is reported but is not a problem.
 type findingJSON struct {
-	Subject string `json:"subject"`
-	Name    string `json:"name"`
-	State   string `json:"state,omitempty"`
-	Reason  string `json:"reason"`
-	Why     string `json:"why"`
-	Fix     string `json:"fix"`
+	Subject     string `json:"subject"`
+	Name        string `json:"name"`
+	State       string `json:"state,omitempty"`
+	Reason      string `json:"reason"`
+	Why         string `json:"why"`
+	Fix         string `json:"fix"`
+	Intentional bool   `json:"intentional"`
 	// Detail says more about a failure to connect (doctor NAME).
 	Detail *composition.FailureDetail `json:"detail,omitempty"`
 }
@@ -223,6 +233,10 @@ func Run(ctx context.Context, opts *Options) error {
 			if opts.Server != "" && r.Name != opts.Server {
 				continue
 			}
+			if r.Launch != "" {
+				why, fix := view.ExplainLaunch(r)
+				d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: r.Name, State: string(r.State), Reason: r.Launch, Why: why, Fix: fix})
+			}
 			if r.Usable() && r.Err == nil {
 				if st := a.SignInState(ctx, r); st != "" && st != app.SignedIn {
 					d.Findings = append(d.Findings, signInFinding(r.Name, st))
@@ -230,13 +244,19 @@ func Run(ctx context.Context, opts *Options) error {
 				continue
 			}
 			why, fix := view.Explain(r)
-			d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: r.Name, State: string(r.State), Reason: r.Reason, Why: why, Fix: fix})
+			d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: r.Name, State: string(r.State), Reason: r.Reason,
+				Why: why, Fix: fix, Intentional: view.Intentional(r)})
 		}
 	}
 	if opts.Server != "" && a.Host != nil {
 		d.Connection = connect(ctx, a, opts.Server, &d)
 	}
-	d.OK = len(d.Findings) == 0
+	d.OK = true
+	for _, f := range d.Findings {
+		if !f.Intentional {
+			d.OK = false
+		}
+	}
 	if opts.JSON {
 		_ = jsonout.Write(opts.IO.Out, d)
 	} else {
@@ -381,12 +401,29 @@ func write(w io.Writer, d doctorJSON) {
 	if c := d.Connection; c != nil && c.State == string(composition.StateConnected) {
 		fmt.Fprintf(w, "\nserver %s: connected\n", termsafe.Line(c.Name))
 	}
-	if d.OK {
-		fmt.Fprintln(w, "\nNo problems found.")
-		return
+	var problems, notes []findingJSON
+	for _, f := range d.Findings {
+		if f.Intentional {
+			notes = append(notes, f)
+		} else {
+			problems = append(problems, f)
+		}
 	}
-	fmt.Fprintf(w, "\nFindings (%d):\n", len(d.Findings))
-	for i, f := range d.Findings {
+	if len(problems) == 0 {
+		fmt.Fprintln(w, "\nNo problems found.")
+	} else {
+		fmt.Fprintf(w, "\nFindings (%d):\n", len(problems))
+		writeFindings(w, problems)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nNot usable by choice, not problems (%d):\n", len(notes))
+		writeFindings(w, notes)
+	}
+}
+
+// writeFindings writes numbered findings with their why and fix.
+func writeFindings(w io.Writer, fs []findingJSON) {
+	for i, f := range fs {
 		head := f.Subject + " " + f.Name
 		if f.State != "" {
 			head += ": " + f.State + " (" + f.Reason + ")"

@@ -35,13 +35,24 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 		Short: "Every server: state, tier, transport, fingerprint, reason",
 		Long: `List every server your configuration files define, with its state (allowed,
 denied, unresolved, blocked, disabled, refused), the tier and file that define
-it, its transport, the start of its fingerprint and the reason word of its
-state. Problems with the files themselves follow the table.
+it, its transport, the start of its fingerprint, the reason word of its state
+(with the names of unset variables) and the command or URL it would run or
+connect to (secrets masked, as "mcpward show" masks them). Problems with the files themselves follow the
+table.
+
+Everything knowable without connecting is decided here: a URL the egress
+policy refuses (plain http to a non-loopback host: http_not_loopback) or that
+is not http(s) (url_invalid), a server your organization's managed policy
+denies (policy_denied, policy_not_allowed): none of these is listed as
+allowed. A stdio server whose program is not on the PATH it would run with
+keeps its state (it can be approved before the program is installed) and
+its reason gains "; program_not_found" ("launch" in --json).
 
 With --json: an array of server objects, each with name, state, usable,
 reason, tier, origin, transport, fingerprint, projection (null when
 malformed), why and fix, and when they apply missing, mismatch, field,
-detail, contenders, shadowed, disabledBy, identity.
+detail, contenders, shadowed, disabledBy, identity, and launch, launchWhy and
+launchFix (a stdio server that could not start, found without starting it).
 
 Exit code 1 when activation could not decide about some server.`,
 		Example: `  $ mcpward list
@@ -88,11 +99,11 @@ func Write(w io.Writer, ev composition.Evaluation) {
 		fmt.Fprintln(w, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATE\tTIER\tTRANSPORT\tFINGERPRINT\tREASON\tORIGIN")
+		fmt.Fprintln(tw, "NAME\tSTATE\tTIER\tTRANSPORT\tFINGERPRINT\tREASON\tCOMMAND/URL\tORIGIN")
 		for _, r := range ev.Servers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(r.Name), r.State, view.Dash(string(r.Tier)),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(r.Name), r.State, view.Dash(string(r.Tier)),
 				view.Dash(string(r.Transport)), termsafe.Line(view.ShortFingerprint(r.Fingerprint)),
-				termsafe.Line(view.Dash(r.Reason)), termsafe.Line(view.Dash(r.Origin)))
+				view.ReasonText(r), view.Target(r), termsafe.Line(view.Dash(r.Origin)))
 		}
 		_ = tw.Flush()
 	}

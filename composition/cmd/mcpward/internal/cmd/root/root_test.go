@@ -43,7 +43,7 @@ func TestHelp(t *testing.T) {
 	code, flag, _ := main(t, "call", "--help")
 	require.Equal(t, 0, code)
 	assert.Equal(t, help, flag, "help X and X --help agree")
-	assert.Contains(t, help, "Usage:\n  mcpward call SERVER TOOL [--args JSON] [flags]\n")
+	assert.Contains(t, help, "Usage:\n  mcpward call (SERVER TOOL | SERVER/TOOL | mcp__SERVER__TOOL) [--args JSON] [flags]\n")
 	assert.Regexp(t, `(?m)^Flags:\n +--args JSON`, help)
 	assert.Contains(t, help, "--call-timeout duration")
 	assert.Contains(t, help, "Global flags:")

@@ -48,8 +48,12 @@ func NewCmdTools(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Use:   "tools [NAME...]",
 		Short: "Connect to the usable servers (or those named) and print their tools",
 		Long: `Connect to every usable server, or to the servers named, and print each one's
-state and tools under their host-facing names (mcp__SERVER__TOOL). A server
-that is not usable is never connected; its line says why and what to do.
+state and tools: each tool's host-facing name (mcp__SERVER__TOOL), then
+SERVER/TOOL (the tool's own name on the server), then the first line of its
+description. "mcpward call" accepts either name. Tools the definition's
+includeTools/excludeTools leave out are listed as rejected (tool_filtered),
+as are tools the managed policy denies (policy_denied). A server that is not
+usable is never connected; its line says why and what to do.
 
 Progress goes to stderr: "connecting NAME…" when a server starts, each retry,
 and each server's outcome as soon as it is known. On a terminal, a live
@@ -162,7 +166,7 @@ func Write(w io.Writer, rs []composition.ServerResult) {
 		if len(r.Tools) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			for _, t := range r.Tools {
-				fmt.Fprintf(tw, "  %s\t%s\n", termsafe.Line(t.Name), firstLine(t.Description))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(r.Name+"/"+t.ServerTool), firstLine(t.Description))
 			}
 			_ = tw.Flush()
 		} else if r.State == composition.StateConnected {

@@ -36,6 +36,7 @@ func main() {
 		Lookup:      os.LookupEnv,
 		Cwd:         cwd,
 		ManagedPath: app.DefaultManagedPath,
+		Log:         ios.ErrOut,
 	}, clock.Real())
 	// The first SIGINT, SIGTERM or SIGHUP cancels the run: the command
 	// returns, its fleet closes (ending every server's process group) and

@@ -7,6 +7,8 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -72,6 +74,11 @@ type Env struct {
 	Cwd string
 	// ManagedPath is the default managed configuration file.
 	ManagedPath string
+	// Log receives the Host's log records (composition.Config.Logger):
+	// only errors, such as the stack of a panic recovered at a server's
+	// boundary, which that server's failure (internal panic) refers to.
+	// nil discards them.
+	Log io.Writer
 }
 
 // ErrNoStateDir is New's error when no state directory is known: no
@@ -121,6 +128,9 @@ func New(o Options, e Env) (*App, error) {
 	cfg := composition.Config{
 		Lookup: e.Lookup, Actor: Actor, Authority: composition.NewEnvAuthority(a.Workspace.Root), OAuth: &composition.OAuthConfig{},
 		HelperAllowList: o.AllowHelpers, HelperEnv: helperEnv(e.Lookup),
+	}
+	if e.Log != nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: slog.LevelError}))
 	}
 	var (
 		h       *composition.Host

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -314,6 +315,17 @@ func TestDemo(t *testing.T) {
 	tmp := filepath.Join(w.root, "tmp")
 	got := regexp.MustCompile(`\$ROOT/tmp/mcpward-demo-[0-9]+`).ReplaceAllString(w.transcript([]string{"demo"}, r), "$$DEMO")
 	golden(t, "demo", got)
+	r = w.run(t, "demo", "--json")
+	assert.Equal(t, 0, r.code, r.stderr)
+	var demo struct {
+		Steps []json.RawMessage `json:"steps"`
+		OK    bool              `json:"ok"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &demo), "demo --json prints one JSON value")
+	assert.True(t, demo.OK)
+	assert.NotEmpty(t, demo.Steps)
+	got = regexp.MustCompile(`\$ROOT/tmp/mcpward-demo-[0-9]+`).ReplaceAllString(w.transcript([]string{"demo", "--json"}, r), "$$DEMO")
+	golden(t, "demo_json", got)
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, left, "the demo removes its directory")

@@ -302,7 +302,18 @@ func jsonField(format Format, syn varSyntax, s *imported, tr *transport, m membe
 	case "envFile":
 		s.refuse(m.key, ReasonEnvFile)
 	case "includeTools", "excludeTools":
-		s.refuse(m.key, ReasonToolFilter)
+		// Only Gemini CLI documents them (jsonFields): elsewhere they are
+		// an unknown field, refused before this point.
+		names, ok := asToolNames(v)
+		if !ok {
+			invalid()
+			return
+		}
+		if m.key == "includeTools" {
+			s.entry.IncludeTools = names
+		} else {
+			s.entry.ExcludeTools = names
+		}
 	case "sandbox":
 		s.refuse(m.key, ReasonSandbox)
 	case "sandboxEnabled":

@@ -128,9 +128,10 @@ The file is decoded as strictly as mcpward's own format. Fields with a meaning
 are carried over, variable syntaxes included (${env:X} and $X become ${X};
 ${workspaceFolder} becomes this directory). Fields that would grant something
 (trust, autoApprove, alwaysAllow) are dropped and reported: an imported server
-needs approval like any other. A server with a field mcpward cannot keep (an
-unknown field, the legacy SSE transport, ${input:...}, envFile, a tool filter)
-is refused by name and not imported; the others are. Into the shared project
+needs approval like any other. Tool filters (includeTools/excludeTools,
+enabled_tools/disabled_tools) become includeTools/excludeTools. A server with
+a field mcpward cannot keep (an unknown field, the legacy SSE transport,
+${input:...}, envFile, a malformed tool filter) is refused by name and not imported; the others are. Into the shared project
 file, a server holding a literal credential (a value under a credential-shaped
 env or header name that is not a ${VAR}, a token-shaped argument or URL part)
 is refused too: write it as ${VAR}, or import into the local or user scope. A server the tool

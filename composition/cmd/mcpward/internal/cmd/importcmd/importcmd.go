@@ -131,8 +131,8 @@ ${workspaceFolder} becomes this directory). Fields that would grant something
 needs approval like any other. Tool filters (includeTools/excludeTools,
 enabled_tools/disabled_tools) become includeTools/excludeTools. A server with
 a field mcpward cannot keep (an unknown field, the legacy SSE transport,
-${input:...}, envFile, a malformed tool filter) is refused by name and not imported; the others are. Into the shared project
-file, a server holding a literal credential (a value under a credential-shaped
+${input:...}, envFile, a malformed tool filter) is refused by name and not
+imported; the others are. Into the shared project file, a server holding a literal credential (a value under a credential-shaped
 env or header name that is not a ${VAR}, a token-shaped argument or URL part)
 is refused too: write it as ${VAR}, or import into the local or user scope. A server the tool
 disables is imported into "disabledMcpServers".

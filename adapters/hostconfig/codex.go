@@ -186,16 +186,7 @@ func codexField(syn varSyntax, s *imported, tr *transport, envVars *[]string, m 
 			s.setHeader(m.key, k, "${"+h[k]+"}")
 		}
 	case "enabled_tools", "disabled_tools":
-		names, ok := asToolNames(v)
-		if !ok {
-			invalid()
-			return
-		}
-		if m.key == "enabled_tools" {
-			s.entry.IncludeTools = names
-		} else {
-			s.entry.ExcludeTools = names
-		}
+		s.setToolFilter(m.key, m.key == "enabled_tools", v)
 	case "startup_timeout_sec", "startup_timeout_ms":
 		if v.kind != kNumber {
 			invalid()

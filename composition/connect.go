@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
 	"github.com/mcpward/mcpward/core/catalog"
@@ -67,7 +68,10 @@ type ConnectOptions struct {
 	// supervisor.DefaultCallTimeoutMax, 1 h in all); supervisor.NoTimeout
 	// turns one off. A call that times out fails with Class Transient,
 	// Reason supervisor.ReasonCallTimeout, a connect attempt with
-	// supervisor.ReasonConnectTimeout.
+	// supervisor.ReasonConnectTimeout. A server whose definition sets
+	// "timeout" gets that as its CallTimeout when it is shorter than this
+	// one (a definition never lengthens the host's bound; progress
+	// notifications restart it the same way).
 	Supervisor *supervisor.Options
 	// Session configures the mcpsession Connector; nil means its defaults.
 	Session *mcpsession.Options
@@ -242,7 +246,11 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 // carrying def's tool filters (includeTools, excludeTools) and the managed
 // policy's denied tool patterns, so filtered and denied tools never reach
 // the Fleet's tool set (they are in the catalog's rejected bucket as
-// catalog.ReasonToolFiltered and catalog.ReasonPolicyDenied).
+// catalog.ReasonToolFiltered and catalog.ReasonPolicyDenied). A
+// definition's "timeout" (def.Timeout) may only shorten the call timeout:
+// CallTimeout becomes the smaller of the host's (0 read as
+// supervisor.DefaultCallTimeout; with supervisor.NoTimeout the
+// definition's applies) and def.Timeout, never a longer one.
 func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definition.Definition, deniedTools []string) *supervisor.Options {
 	var sopts supervisor.Options
 	if opts.Supervisor != nil {
@@ -257,6 +265,9 @@ func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definit
 		copts.ExcludeTools = slices.Clone(def.ExcludeTools)
 	}
 	copts.DeniedTools = slices.Clone(deniedTools)
+	if def != nil {
+		sopts.CallTimeout = shorterCallTimeout(sopts.CallTimeout, def.Timeout)
+	}
 	sopts.Catalog = &copts
 	sopts.OnChange = nil
 	if on := opts.OnStatus; on != nil {
@@ -266,6 +277,25 @@ func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definit
 		sopts.Logger = h.logger
 	}
 	return &sopts
+}
+
+// shorterCallTimeout returns the call timeout of a server whose
+// definition's "timeout" is def (0: absent) under the host's call timeout
+// host (supervisor.Options.CallTimeout: 0 the default, negative none): def
+// when it is shorter than the host's limit, else host unchanged. A
+// definition can shorten a call's bound, never lengthen it.
+func shorterCallTimeout(host, def time.Duration) time.Duration {
+	if def <= 0 {
+		return host
+	}
+	limit := host
+	if limit == 0 {
+		limit = supervisor.DefaultCallTimeout
+	}
+	if limit < 0 || def < limit {
+		return def
+	}
+	return host
 }
 
 // fill copies what sr shows of cat.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/core/catalog"
+	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/core/supervisor"
 )
@@ -161,4 +162,63 @@ func TestSupervisorOptionsFlow(t *testing.T) {
 		r := newRig(t, Config{Logger: hostLog})
 		assert.Same(t, hostLog, r.host.supervisorOptions(&ConnectOptions{}, "a", nil, nil).Logger)
 	})
+}
+
+// A definition's "timeout" may shorten the host's call timeout, never
+// lengthen it.
+func TestDefinitionTimeoutShortensOnly(t *testing.T) {
+	h := &Host{logger: slog.New(slog.DiscardHandler)}
+	tests := []struct {
+		name      string
+		host, def time.Duration
+		want      time.Duration
+	}{
+		{"absent keeps the host's", time.Second, 0, time.Second},
+		{"absent keeps the default", 0, 0, 0},
+		{"shorter than the host's", time.Second, 200 * time.Millisecond, 200 * time.Millisecond},
+		{"longer than the host's", time.Second, time.Hour, time.Second},
+		{"equal", time.Second, time.Second, time.Second},
+		{"shorter than the default", 0, time.Minute, time.Minute},
+		{"longer than the default", 0, supervisor.DefaultCallTimeout + time.Minute, 0},
+		{"the host sets none", supervisor.NoTimeout, time.Minute, time.Minute},
+		{"none and absent", supervisor.NoTimeout, 0, supervisor.NoTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sup := &supervisor.Options{CallTimeout: tt.host}
+			got := h.supervisorOptions(&ConnectOptions{Supervisor: sup}, "a", &definition.Definition{Timeout: tt.def}, nil)
+			assert.Equal(t, tt.want, got.CallTimeout)
+			assert.Equal(t, tt.host, sup.CallTimeout, "the caller's options are not modified")
+		})
+	}
+}
+
+// A server whose definition says "timeout": 200 has its hanging call ended
+// well before the host's limit; one whose definition allows longer than
+// the host is still ended at the host's limit.
+func TestDefinitionTimeoutCall(t *testing.T) {
+	bin := privateExample(t)
+	b, _ := json.Marshal(bin)
+	tests := []struct {
+		name    string
+		timeout string // the definition's "timeout"
+		host    time.Duration
+	}{
+		{"definition shorter", "200", 0},
+		{"definition longer", "600000", 300 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), nil)})
+			f := r.host.Connect(context.Background(),
+				userSrc(`{"mcpServers": {"example": {"command": `+string(b)+`, "timeout": `+tt.timeout+`}}}`),
+				&ConnectOptions{Supervisor: &supervisor.Options{CallTimeout: tt.host}})
+			t.Cleanup(func() { _ = f.Close() })
+			require.Equal(t, StateConnected, result(t, f, "example").State)
+			start := time.Now()
+			_, err := f.Call(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
+			requireCallTimeout(t, err)
+			assert.Less(t, time.Since(start), 5*time.Second, "ended by a timeout, not by the 10 s tool")
+		})
+	}
 }

@@ -14,7 +14,9 @@ import (
 // (our per-request "timeout", in milliseconds); startup_timeout_sec and
 // startup_timeout_ms are dropped (the host's connect timeout applies to
 // every server); enabled = false puts the server in the disable overlay;
-// enabled_tools and disabled_tools refuse the server (ReasonToolFilter).
+// enabled_tools (the allow list) becomes "includeTools" and
+// disabled_tools (applied after it in Codex too) "excludeTools"; a value
+// that is not an array of tool names refuses the server (invalid_field).
 // Codex expands no variables in values, so a literal "${" refuses the
 // server (ReasonLiteralTemplate).
 func decodeCodex(data []byte, _ Options) ([]imported, error) {
@@ -184,7 +186,7 @@ func codexField(syn varSyntax, s *imported, tr *transport, envVars *[]string, m 
 			s.setHeader(m.key, k, "${"+h[k]+"}")
 		}
 	case "enabled_tools", "disabled_tools":
-		s.refuse(m.key, ReasonToolFilter)
+		s.setToolFilter(m.key, m.key == "enabled_tools", v)
 	case "startup_timeout_sec", "startup_timeout_ms":
 		if v.kind != kNumber {
 			invalid()

@@ -139,11 +139,6 @@ const (
 	// import does no I/O and does not copy a file's secrets into a
 	// configuration, so the server is refused.
 	ReasonEnvFile = "env_file_unsupported"
-	// ReasonToolFilter: a per-server tool filter (includeTools,
-	// excludeTools, enabled_tools, disabled_tools): dropping it would
-	// widen what the server offers, so the server is refused until
-	// mcpward's format carries tool filters.
-	ReasonToolFilter = "tool_filter_unsupported"
 	// ReasonOAuthUnsupported: an OAuth or provider-auth configuration
 	// mcpward's format cannot express.
 	ReasonOAuthUnsupported = "oauth_unsupported"
@@ -297,6 +292,11 @@ type outEntry struct {
 	HeadersHelper []string          `json:"headersHelper,omitempty"`
 	OAuth         *outOAuth         `json:"oauth,omitempty"`
 	Timeout       int64             `json:"timeout,omitempty"`
+	// IncludeTools and ExcludeTools are the tool filters; nil is absent,
+	// and an empty non-nil IncludeTools (no tool at all) is written as []
+	// (omitzero keeps it: dropping it would widen the server).
+	IncludeTools []string `json:"includeTools,omitzero"`
+	ExcludeTools []string `json:"excludeTools,omitzero"`
 }
 
 type outOAuth struct {

@@ -256,3 +256,58 @@ func TestCodexFields(t *testing.T) {
 		})
 	}
 }
+
+func TestToolFilters(t *testing.T) {
+	tests := []struct {
+		name   string
+		format hostconfig.Format
+		data   string
+		// include, exclude are the filters expected in our format; nil
+		// means absent. want is the refusal, zero when imported.
+		include, exclude []string
+		want             hostconfig.Finding
+	}{
+		{"gemini both", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "includeTools": ["b", "a", "b"], "excludeTools": ["c"]}}}`,
+			[]string{"a", "b"}, []string{"c"}, hostconfig.Finding{}},
+		{"gemini include empty admits none", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "includeTools": []}}}`,
+			[]string{}, nil, hostconfig.Finding{}},
+		{"gemini exclude only", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "excludeTools": ["rm"]}}}`,
+			nil, []string{"rm"}, hostconfig.Finding{}},
+		{"gemini not an array", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "includeTools": "a"}}}`,
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "includeTools", Reason: hostconfig.ReasonInvalidField}},
+		{"gemini not strings", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "excludeTools": [1]}}}`,
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "excludeTools", Reason: hostconfig.ReasonInvalidField}},
+		{"gemini empty name", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "excludeTools": [""]}}}`,
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "excludeTools", Reason: hostconfig.ReasonInvalidField}},
+		{"gemini argument restriction", hostconfig.Gemini, `{"mcpServers": {"s": {"command": "x", "includeTools": ["run(git)"]}}}`,
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "includeTools", Reason: hostconfig.ReasonInvalidField}},
+		{"cursor does not document them", hostconfig.Cursor, `{"mcpServers": {"s": {"command": "x", "includeTools": ["a"]}}}`,
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "includeTools", Reason: hostconfig.ReasonUnknownField}},
+		{"codex both", hostconfig.Codex, "[mcp_servers.s]\ncommand = \"x\"\nenabled_tools = [\"open\", \"shot\"]\ndisabled_tools = [\"shot\"]\n",
+			[]string{"open", "shot"}, []string{"shot"}, hostconfig.Finding{}},
+		{"codex enabled empty admits none", hostconfig.Codex, "[mcp_servers.s]\ncommand = \"x\"\nenabled_tools = []\n",
+			[]string{}, nil, hostconfig.Finding{}},
+		{"codex not an array", hostconfig.Codex, "[mcp_servers.s]\ncommand = \"x\"\ndisabled_tools = \"shot\"\n",
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "disabled_tools", Reason: hostconfig.ReasonInvalidField}},
+		{"codex not strings", hostconfig.Codex, "[mcp_servers.s]\ncommand = \"x\"\nenabled_tools = [true]\n",
+			nil, nil, hostconfig.Finding{Server: "s", Kind: hostconfig.FindingRefused, Field: "enabled_tools", Reason: hostconfig.ReasonInvalidField}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := hostconfig.Decode(tt.format, []byte(tt.data), hostconfig.Options{})
+			require.NoError(t, err)
+			requireRoundTrip(t, res)
+			if tt.want != (hostconfig.Finding{}) {
+				assert.Empty(t, res.Servers)
+				assert.Equal(t, []hostconfig.Finding{tt.want}, res.Findings)
+				return
+			}
+			assert.Empty(t, res.Findings)
+			doc := definition.Decode(definition.Source{Data: res.JSON})
+			require.Len(t, doc.Entries, 1)
+			def := doc.Entries[0].Def
+			assert.Equal(t, tt.include, def.IncludeTools)
+			assert.Equal(t, tt.exclude, def.ExcludeTools)
+		})
+	}
+}

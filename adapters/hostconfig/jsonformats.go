@@ -159,6 +159,21 @@ func (s *imported) strMap(syn varSyntax, field string, v *node) (map[string]stri
 	return m, true
 }
 
+// setToolFilter sets the include (else the exclude) tool filter from v,
+// the value of field, refusing the server (ReasonInvalidField) when v is
+// not an array of tool names (see asToolNames).
+func (s *imported) setToolFilter(field string, include bool, v *node) {
+	names, ok := asToolNames(v)
+	switch {
+	case !ok:
+		s.refuse(field, ReasonInvalidField)
+	case include:
+		s.entry.IncludeTools = names
+	default:
+		s.entry.ExcludeTools = names
+	}
+}
+
 // transport is what an entry's fields said about its transport.
 type transport struct {
 	typ     string // the "type" value, "" if absent
@@ -302,7 +317,9 @@ func jsonField(format Format, syn varSyntax, s *imported, tr *transport, m membe
 	case "envFile":
 		s.refuse(m.key, ReasonEnvFile)
 	case "includeTools", "excludeTools":
-		s.refuse(m.key, ReasonToolFilter)
+		// Only Gemini CLI documents them (jsonFields): elsewhere they are
+		// an unknown field, refused before this point.
+		s.setToolFilter(m.key, m.key == "includeTools", v)
 	case "sandbox":
 		s.refuse(m.key, ReasonSandbox)
 	case "sandboxEnabled":

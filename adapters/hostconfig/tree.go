@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -281,6 +282,26 @@ func asStrings(v *node) ([]string, bool) {
 		out = append(out, e.str)
 	}
 	return out, true
+}
+
+// asToolNames reads a tool filter: an array of the server's own tool
+// names, each non-empty, without NUL and without "(" (Gemini CLI reads
+// "name(…)" in includeTools as the whole tool "name", which would widen
+// what the person wrote; no well-formed MCP tool name holds one). The
+// result is sorted and without duplicates, as core/definition keeps it;
+// an empty array is an empty non-nil slice (no tool at all).
+func asToolNames(v *node) ([]string, bool) {
+	names, ok := asStrings(v)
+	if !ok {
+		return nil, false
+	}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "\x00(") {
+			return nil, false
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), true
 }
 
 // asStringMap reads an object of strings; dup reports a repeated key.

@@ -27,6 +27,8 @@ import (
 //	refusal                   the refusal word (omitted)
 //	includeTools, excludeTools  the tool filters, literal shapes masked
 //	                          (omitted when absent; [] is kept)
+//	timeout                   the definition's "timeout" in milliseconds
+//	                          (omitted when absent)
 //
 // Masking: a secret stretch (one a credential-shaped variable produced, or
 // one a template produced where a credential goes; see Stretch.Secret) is
@@ -56,6 +58,9 @@ type Projection struct {
 	// as [].
 	IncludeTools *[]string `json:"includeTools,omitempty"`
 	ExcludeTools *[]string `json:"excludeTools,omitempty"`
+	// Timeout is the definition's "timeout" in milliseconds (the unit of
+	// the format), 0 when absent.
+	Timeout int64 `json:"timeout,omitempty"`
 }
 
 // ProjectionOAuth is the shown part of a definition's OAuth configuration.
@@ -162,6 +167,7 @@ func projCommon(d *Definition) Projection {
 	}
 	p.IncludeTools = projToolNames(d.IncludeTools)
 	p.ExcludeTools = projToolNames(d.ExcludeTools)
+	p.Timeout = d.Timeout.Milliseconds()
 	if len(d.HeadersHelper) > 0 {
 		p.HeadersHelper = make([]string, len(d.HeadersHelper))
 		for i, a := range d.HeadersHelper {

@@ -105,3 +105,23 @@ func TestProjectToolFilters(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		entry, want string
+	}{
+		{`{"command":"x"}`, ``},
+		{`{"command":"x","timeout":1500}`, `"timeout":1500`},
+		{`{"type":"http","url":"https://x.example/mcp","timeout":86400000}`, `"timeout":86400000`},
+	} {
+		e := decodeTestOne(t, tt.entry)
+		require.NotNil(t, e.Def)
+		b, err := json.Marshal(definition.ProjectDefinition(e.Def))
+		require.NoError(t, err)
+		if tt.want == "" {
+			assert.NotContains(t, string(b), "timeout")
+		} else {
+			assert.Contains(t, string(b), tt.want)
+		}
+	}
+}

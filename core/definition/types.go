@@ -157,7 +157,9 @@ type Definition struct {
 	RequiresTrustedWorkspace bool
 
 	// Timeout is the entry's "timeout": how long one request to the server
-	// may take, 0 when absent (the host's default applies). It is not part
+	// may take, 0 when absent (the host's default applies). A host uses
+	// it only to shorten its own call timeout, never to lengthen it
+	// (composition does so for every call through it). It is not part
 	// of the fingerprint: it changes neither what runs nor where it
 	// connects, so changing it asks for no new approval.
 	Timeout time.Duration

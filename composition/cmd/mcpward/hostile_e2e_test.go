@@ -428,6 +428,18 @@ func TestHostileHangCall(t *testing.T) {
 	assert.Regexp(t, `(?m)^mcpward: transient: call_timeout \(server "h"\)`, r.stderr)
 	assert.Regexp(t, `(?m)^mcpward: timed out after 0\.[3-9]s \(--call-timeout 300ms\)$`, r.stderr)
 
+	// The definition's "timeout" shortens the default --call-timeout (10
+	// min), and the note names it; a longer one does not lengthen the flag.
+	h = hostileServerWorld(t, "hang-call", nil, `"timeout": 300`)
+	r = h.run(t, "call", "h", "hang")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, `(?m)^mcpward: transient: call_timeout \(server "h"\)`, r.stderr)
+	assert.Regexp(t, `(?m)^mcpward: timed out after 0\.[3-9]s \(the definition's "timeout" 300ms\)$`, r.stderr)
+	h = hostileServerWorld(t, "hang-call", nil, `"timeout": 600000`)
+	r = h.run(t, "call", "h", "hang", "--call-timeout", "300ms")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, `(?m)^mcpward: timed out after 0\.[3-9]s \(--call-timeout 300ms\)$`, r.stderr)
+
 	// With progress notifications the call outlives --call-timeout; it
 	// ends on Ctrl-C (or at the supervisor's hard maximum of an hour).
 	h = hostileServerWorld(t, "hang-call", []string{"-progress", "-progress-every", "50"}, "")

@@ -412,3 +412,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDisabledOverlay(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, data string
+		want       []string
+		ok         bool
+	}{
+		{"absent", `{"mcpServers": {}}`, nil, true},
+		{"names", `{"disabledMcpServers": ["a", "b"]}`, []string{"a", "b"}, true},
+		{"a number", `{"disabledMcpServers": [1]}`, nil, false},
+		{"a null", `{"disabledMcpServers": [null]}`, nil, false},
+		{"not an array", `{"disabledMcpServers": "a"}`, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, tt.name+".json")
+			require.NoError(t, os.WriteFile(p, []byte(tt.data), 0o600))
+			f, err := Load(ScopeLocal, p)
+			require.NoError(t, err)
+			got, ok := f.Disabled()
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	p := filepath.Join(dir, "set.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"disabledMcpServers": ["a"], "mcpServers": {}}`), 0o600))
+	f, err := Load(ScopeLocal, p)
+	require.NoError(t, err)
+	f.SetDisabled([]string{"a", "b"})
+	assert.Equal(t, "{\n  \"disabledMcpServers\": [\n    \"a\",\n    \"b\"\n  ],\n  \"mcpServers\": {}\n}\n", string(f.Bytes()), "in place")
+	root, err := Parse([]byte(`{"b": 1, "a": 2}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b", "a"}, root.Keys())
+	assert.Nil(t, (*Node)(nil).Keys())
+}

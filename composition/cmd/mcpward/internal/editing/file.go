@@ -11,6 +11,7 @@ package editing
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,8 +59,16 @@ const (
 // configuration file either).
 const maxFileBytes = 4 << 20
 
-// keyServers is the root key of the servers.
-const keyServers = "mcpServers"
+// keyServers is the root key of the servers, keyDisabled that of the
+// disable overlay.
+const (
+	keyServers  = "mcpServers"
+	keyDisabled = "disabledMcpServers"
+)
+
+// DetailUnreadable is the Detail of a ReasonFileNotEditable refusal of a
+// file that exists but cannot be read.
+const DetailUnreadable = "the file cannot be read"
 
 // Scope is a file mcpward edits, in Claude Code's words.
 type Scope string
@@ -174,19 +183,19 @@ func Load(s Scope, path string) (*File, error) {
 		return f, nil
 	}
 	if err != nil {
-		return nil, notEditable("the file cannot be read")
+		return nil, notEditable(DetailUnreadable)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, notEditable("not a regular file")
 	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, notEditable("the file cannot be read")
+		return nil, notEditable(DetailUnreadable)
 	}
 	defer fh.Close()
 	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
 	if err != nil {
-		return nil, notEditable("the file cannot be read")
+		return nil, notEditable(DetailUnreadable)
 	}
 	if len(data) > maxFileBytes {
 		return nil, notEditable("larger than 4 MiB")
@@ -238,6 +247,31 @@ func (f *File) Delete(name string) bool {
 	s := f.servers()
 	return s != nil && s.Delete(name)
 }
+
+// Disabled returns the names of the "disabledMcpServers" overlay (nil
+// when absent); ok is false when it is present but not an array of
+// strings.
+func (f *File) Disabled() (names []string, ok bool) {
+	n := f.root.Get(keyDisabled)
+	if n == nil {
+		return nil, true
+	}
+	if n.kind != kindArray {
+		return nil, false
+	}
+	for _, it := range n.items {
+		var name string
+		if it.kind != kindScalar || !strings.HasPrefix(it.raw, `"`) || json.Unmarshal([]byte(it.raw), &name) != nil {
+			return nil, false
+		}
+		names = append(names, name)
+	}
+	return names, true
+}
+
+// SetDisabled sets the "disabledMcpServers" overlay to names: in place
+// when present, after every other root key when absent.
+func (f *File) SetDisabled(names []string) { f.root.Set(keyDisabled, Strings(names)) }
 
 // Bytes is the file as it would be written.
 func (f *File) Bytes() []byte { return f.root.Marshal() }

@@ -161,6 +161,15 @@ func (n *Node) Get(key string) *Node {
 	return nil
 }
 
+// Keys returns the keys of object n in document order (nil for another
+// kind), in a new slice.
+func (n *Node) Keys() []string {
+	if n == nil {
+		return nil
+	}
+	return append([]string(nil), n.keys...)
+}
+
 // Set sets key in object n: in place when present, appended otherwise.
 func (n *Node) Set(key string, v *Node) {
 	for i, k := range n.keys {

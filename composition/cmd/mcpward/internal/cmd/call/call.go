@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -72,8 +73,11 @@ exact content.
 
 Connecting may take --connect-timeout per attempt (three attempts); the call
 may take --call-timeout without a progress notification from the server:
-each one restarts that window, up to one hour in all. When a call runs
-longer than a few seconds, a note on stderr says what mcpward is waiting for.
+each one restarts that window, up to one hour in all. A server whose
+definition sets "timeout" (milliseconds) gets that window instead when it is
+shorter: a definition can shorten --call-timeout, never lengthen it. When a
+call runs longer than a few seconds, a note on stderr says what mcpward is
+waiting for.
 
 When the server cannot be connected, the line after the error says why, as
 far as mcpward knows: its exit status, its program, or its host:port and the
@@ -304,8 +308,15 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 	}
 	if err != nil {
 		elapsed := opts.clock().Now().Sub(start)
-		if progress.IsTimeout(refusal.ReasonOf(err), fleet.ReasonCallTimeout, elapsed, opts.Timeouts.Call) {
-			return &cmdutil.NotedError{Err: err, Note: progress.TimedOut(elapsed, "--call-timeout", opts.Timeouts.Call)}
+		flag, limit := "--call-timeout", opts.Timeouts.Call
+		if p := r.Evaluation.Projection; p != nil && p.Timeout > 0 {
+			// The definition's "timeout" bounds the call when shorter.
+			if d := time.Duration(p.Timeout) * time.Millisecond; limit <= 0 || d < limit {
+				flag, limit = `the definition's "timeout"`, d
+			}
+		}
+		if progress.IsTimeout(refusal.ReasonOf(err), fleet.ReasonCallTimeout, elapsed, limit) {
+			return &cmdutil.NotedError{Err: err, Note: progress.TimedOut(elapsed, flag, limit)}
 		}
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpward/mcpward/adapters/pgstore"
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/importcmd"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
@@ -59,7 +60,11 @@ store: reachable, its schema version and the key checked against it.
 
 Servers unusable by choice (disabled by an overlay, awaiting your approval,
 refused by your organization's managed policy) are listed apart, marked
-"intentional" in --json, and are not problems.
+"intentional" in --json, and are not problems. So are other tools' files
+that define servers (Claude Code, Claude Desktop, Cursor, VS Code, Codex,
+Gemini CLI, at the locations "mcpward help import" lists): mcpward does not
+read them, and each comes with the "mcpward import" command that copies its
+servers (subject "import" in --json; only the file and a count are shown).
 
 With NAME, the findings about servers are those of NAME alone, and NAME
 (when usable) is connected: a failure to connect is a finding that says
@@ -248,6 +253,9 @@ func Run(ctx context.Context, opts *Options) error {
 				Why: why, Fix: fix, Intentional: view.Intentional(r)})
 		}
 	}
+	if opts.Server == "" {
+		d.Findings = append(d.Findings, otherHosts(a.Env)...)
+	}
 	if opts.Server != "" && a.Host != nil {
 		d.Connection = connect(ctx, a, opts.Server, &d)
 	}
@@ -270,6 +278,28 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.ErrSilent
 	}
 	return nil
+}
+
+// SubjectImport is the Subject of a finding about another host's file that
+// defines servers mcpward does not read: always Intentional (a note, not a
+// problem), its Name the file, its Fix the import command.
+const SubjectImport = "import"
+
+// ReasonImportable is the Reason of a SubjectImport finding.
+const ReasonImportable = "importable"
+
+// otherHosts returns one SubjectImport finding per other host's file that
+// defines servers (importcmd.Detect): its path, how many servers, and the
+// import command. Nothing of the file's content is shown.
+func otherHosts(e app.Env) []findingJSON {
+	var out []findingJSON
+	for _, c := range importcmd.Detect(e) {
+		n := fmt.Sprintf("%d server%s", c.Servers, view.Plural(c.Servers))
+		out = append(out, findingJSON{Subject: SubjectImport, Name: c.Path, Reason: ReasonImportable, Intentional: true,
+			Why: c.From + "'s file defines " + n + "; mcpward reads only its own files and .mcp.json",
+			Fix: "run \"" + c.Command() + " --dry-run\" to see what would be imported, then without --dry-run"})
+	}
+	return out
 }
 
 // sharedStoreFinding says why a shared store that did not open matters and
@@ -401,11 +431,14 @@ func write(w io.Writer, d doctorJSON) {
 	if c := d.Connection; c != nil && c.State == string(composition.StateConnected) {
 		fmt.Fprintf(w, "\nserver %s: connected\n", termsafe.Line(c.Name))
 	}
-	var problems, notes []findingJSON
+	var problems, notes, imports []findingJSON
 	for _, f := range d.Findings {
-		if f.Intentional {
+		switch {
+		case f.Subject == SubjectImport:
+			imports = append(imports, f)
+		case f.Intentional:
 			notes = append(notes, f)
-		} else {
+		default:
 			problems = append(problems, f)
 		}
 	}
@@ -418,6 +451,10 @@ func write(w io.Writer, d doctorJSON) {
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\nNot usable by choice, not problems (%d):\n", len(notes))
 		writeFindings(w, notes)
+	}
+	if len(imports) > 0 {
+		fmt.Fprintf(w, "\nOther tools' servers you could import, not problems (%d):\n", len(imports))
+		writeFindings(w, imports)
 	}
 }
 

@@ -109,3 +109,43 @@ func TestRunServer(t *testing.T) {
 	assert.Contains(t, run.Out.String(), "server ok: connected\n")
 	assert.Contains(t, run.Out.String(), "No problems found.")
 }
+
+// Other tools' files that define servers are notes with the import
+// command, never problems: doctor still exits 0, and shows no value of
+// theirs.
+func TestRunOtherHosts(t *testing.T) {
+	const canary = "sk-live-c4n4ry0123456789abcdef"
+	w := cmdtest.NewWorld(t, map[string]string{
+		"home/.cursor/mcp.json":      `{"mcpServers": {"a": {"command": "a", "env": {"API_KEY": "` + canary + `"}}, "b": {"url": "https://b.example/mcp"}}}`,
+		"ws/.vscode/mcp.json":        `{"servers": {"c": {"command": "c", "args": ["` + canary + `"]}}}`,
+		"home/.gemini/settings.json": `{"mcpServers": {}}`,
+	})
+	run := w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor}), "notes do not change the exit code")
+	out := run.Out.String()
+	assert.Contains(t, out, "No problems found.")
+	assert.Contains(t, out, "Other tools' servers you could import, not problems (2):\n")
+	assert.Regexp(t, `(?m)^  1\. import \S+/home/\.cursor/mcp\.json: importable\n     why: cursor's file defines 2 servers; mcpward reads only its own files and \.mcp\.json\n     fix: run "mcpward import --from cursor --scope user --dry-run" to see what would be imported, then without --dry-run$`, out)
+	assert.Regexp(t, `(?m)^  2\. import \S+/ws/\.vscode/mcp\.json: importable\n     why: vscode's file defines 1 server;`, out)
+	assert.Contains(t, out, `"mcpward import --from vscode --scope project --dry-run"`)
+	assert.NotContains(t, out, "gemini", "a file without servers is not mentioned")
+	assert.NotContains(t, out+run.ErrOut.String(), canary)
+
+	run = w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor, JSON: true}))
+	assert.NotContains(t, run.Out.String(), canary)
+	var got doctorJSON
+	require.NoError(t, json.Unmarshal([]byte(run.Out.String()), &got))
+	assert.True(t, got.OK)
+	require.Len(t, got.Findings, 2)
+	for _, f := range got.Findings {
+		assert.Equal(t, SubjectImport, f.Subject)
+		assert.Equal(t, ReasonImportable, f.Reason)
+		assert.True(t, f.Intentional)
+	}
+
+	// doctor NAME is about NAME alone: no notes about other files.
+	run = w.Factory(t)
+	_ = Run(context.Background(), &Options{IO: run.IO, App: run.F.AppForDoctor, Server: "nothing"})
+	assert.NotContains(t, run.Out.String(), "could import")
+}

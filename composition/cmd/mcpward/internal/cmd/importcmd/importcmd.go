@@ -2,8 +2,9 @@
 // another host's configuration file defines into one of mcpward's own
 // files, decoded as strictly as mcpward's format (adapters/hostconfig).
 //
-// It keeps its own small atomic JSON writer (merge.go): "add" and
-// "remove" have theirs; the two may be merged later.
+// The target file is read and written with internal/editing, as "add"
+// and "remove" do: order kept, atomic, mode bits kept, never another
+// host's own file.
 package importcmd
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpward/mcpward/adapters/hostconfig"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/editing"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
@@ -128,10 +130,11 @@ The file is decoded as strictly as mcpward's own format. Fields with a meaning
 are carried over, variable syntaxes included (${env:X} and $X become ${X};
 ${workspaceFolder} becomes this directory). Fields that would grant something
 (trust, autoApprove, alwaysAllow) are dropped and reported: an imported server
-needs approval like any other. A server with a field mcpward cannot keep (an
-unknown field, the legacy SSE transport, ${input:...}, envFile, a tool filter)
-is refused by name and not imported; the others are. Into the shared project
-file, a server holding a literal credential (a value under a credential-shaped
+needs approval like any other. Tool filters (includeTools/excludeTools,
+enabled_tools/disabled_tools) become includeTools/excludeTools. A server with
+a field mcpward cannot keep (an unknown field, the legacy SSE transport,
+${input:...}, envFile, a malformed tool filter) is refused by name and not
+imported; the others are. Into the shared project file, a server holding a literal credential (a value under a credential-shaped
 env or header name that is not a ${VAR}, a token-shaped argument or URL part)
 is refused too: write it as ${VAR}, or import into the local or user scope. A server the tool
 disables is imported into "disabledMcpServers".
@@ -226,32 +229,6 @@ func sourcePath(from, scope string, e app.Env) string {
 	return ""
 }
 
-// targetPath is the file a scope writes into: its global flag's file, else
-// the scope's default location; "" when unknown.
-func targetPath(scope string, g app.Options, e app.Env) string {
-	var p app.Path
-	def := ""
-	switch scope {
-	case ScopeLocal:
-		p, def = g.Local, filepath.Join(".mcpward", "local.json")
-	case ScopeProject:
-		p, def = g.Project, ".mcp.json"
-	case ScopeUser:
-		p, def = g.User, app.UserConfigPath(e)
-	}
-	path := def
-	if p.Set {
-		path = p.Value
-	}
-	if path == "" {
-		return ""
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.Cwd, path)
-	}
-	return filepath.Clean(path)
-}
-
 // readSource reads one regular file of at most maxSourceBytes.
 func readSource(path string) ([]byte, error) {
 	fail := &refusal.Error{Class: refusal.Config, Reason: ReasonSourceUnreadable}
@@ -286,8 +263,8 @@ func Run(_ context.Context, opts *Options) error {
 	} else if !filepath.IsAbs(src) {
 		src = filepath.Join(opts.Env.Cwd, src)
 	}
-	target := targetPath(opts.Scope, opts.Globals, opts.Env)
-	if src == "" || target == "" {
+	target, terr := editing.Path(opts.Globals, opts.Env, editing.Scope(opts.Scope))
+	if src == "" || terr != nil {
 		return &refusal.Error{Class: refusal.Config, Reason: ReasonNoLocation, Detail: "HOME is not set: name the files with --file and the scope's flag"}
 	}
 	data, err := readSource(src)
@@ -298,7 +275,7 @@ func Run(_ context.Context, opts *Options) error {
 	if err != nil {
 		return &cmdutil.NotedError{Err: err, Note: "decoding " + src}
 	}
-	existing, err := readTarget(target)
+	file, err := loadTarget(opts.Scope, target)
 	if err != nil {
 		return &cmdutil.NotedError{Err: err, Note: "reading " + target}
 	}
@@ -317,12 +294,12 @@ func Run(_ context.Context, opts *Options) error {
 			return strings.Compare(a.Field, b.Field)
 		})
 	}
-	m, err := merge(existing, res.JSON, res.Disabled, exclude, opts.Force)
+	m, err := merge(file, res.JSON, res.Disabled, exclude, opts.Force)
 	if err != nil {
 		return &cmdutil.NotedError{Err: err, Note: "reading " + target}
 	}
 	if !opts.DryRun && (len(m.added) > 0 || len(m.replaced) > 0) {
-		if err := writeAtomic(target, m.data); err != nil {
+		if err := saveTarget(file); err != nil {
 			return &cmdutil.NotedError{Err: err, Note: "writing " + target}
 		}
 	}

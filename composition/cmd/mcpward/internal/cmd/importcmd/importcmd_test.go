@@ -15,6 +15,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/list"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/editing"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -229,4 +230,55 @@ func TestImportLiteralCredentialsStayOutOfProject(t *testing.T) {
 	var j JSON
 	require.NoError(t, json.Unmarshal([]byte(out), &j))
 	assert.Equal(t, []string{"literal-arg", "literal-env", "literal-header", "literal-url", "plain", "templated"}, j.Imported)
+}
+
+// The target is read and written by internal/editing, as add and remove
+// do: another host's own file is never written, a malformed overlay
+// leaves the file alone, the overlay grows in place, and a symbolic link
+// is written through.
+func TestImportTargetThroughEditing(t *testing.T) {
+	t.Run("foreign target", func(t *testing.T) {
+		w := newWorld(t, map[string]string{"home/.claude.json": claudeJSON, "home/.cursor/mcp.json": `{"mcpServers": {}}`})
+		_, err := execute(t, w, "--from", "claude-code", "--scope", "user", "--user", filepath.Join(w.Root, "home/.cursor/mcp.json"))
+		var r *refusal.Error
+		require.ErrorAs(t, err, &r)
+		assert.Equal(t, editing.ReasonForeignFile, r.Reason)
+		data, err := os.ReadFile(filepath.Join(w.Root, "home/.cursor/mcp.json"))
+		require.NoError(t, err)
+		assert.Equal(t, `{"mcpServers": {}}`, string(data))
+	})
+	t.Run("malformed overlay", func(t *testing.T) {
+		const target = `{"mcpServers": {}, "disabledMcpServers": [1]}`
+		w := newWorld(t, map[string]string{"home/.claude.json": claudeJSON, "config/mcpward/mcp.json": target})
+		_, err := execute(t, w, "--from", "claude-code", "--scope", "user")
+		var r *refusal.Error
+		require.ErrorAs(t, err, &r)
+		assert.Equal(t, ReasonTargetMalformed, r.Reason)
+		data, err := os.ReadFile(filepath.Join(w.Root, "config/mcpward/mcp.json"))
+		require.NoError(t, err)
+		assert.Equal(t, target, string(data))
+	})
+	t.Run("overlay grows in place, link kept", func(t *testing.T) {
+		w := newWorld(t, map[string]string{"home/.claude.json": claudeJSON,
+			"real/mcp.json": `{"disabledMcpServers": ["old"], "mcpServers": {"old": {"command": "o"}}, "z": true}`})
+		link := filepath.Join(w.Root, "config/mcpward/mcp.json")
+		require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o700))
+		require.NoError(t, os.Symlink(filepath.Join(w.Root, "real/mcp.json"), link))
+		_, err := execute(t, w, "--from", "claude-code", "--scope", "user")
+		require.NoError(t, err)
+		fi, err := os.Lstat(link)
+		require.NoError(t, err)
+		assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the link stays a link")
+		var doc struct {
+			Disabled []string                   `json:"disabledMcpServers"`
+			Servers  map[string]json.RawMessage `json:"mcpServers"`
+		}
+		data, err := os.ReadFile(filepath.Join(w.Root, "real/mcp.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, &doc))
+		assert.Equal(t, []string{"old", "fetch"}, doc.Disabled)
+		assert.Contains(t, doc.Servers, "github")
+		assert.Regexp(t, `^\{\n  "disabledMcpServers": \[`, string(data), "root key order kept")
+		assert.Regexp(t, `"z": true\n\}\n$`, string(data))
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -153,6 +154,19 @@ func Write(w io.Writer, r composition.Result, signIn string) {
 		}
 		if p.RequiresTrustedWorkspace {
 			row("requires", "a trusted workspace")
+		}
+		if p.IncludeTools != nil {
+			if len(*p.IncludeTools) == 0 {
+				row("include tools", "none (an empty includeTools admits no tool)")
+			} else {
+				row("include tools", view.Keys(*p.IncludeTools, " (only these)"))
+			}
+		}
+		if p.ExcludeTools != nil {
+			row("exclude tools", view.Keys(*p.ExcludeTools, ""))
+		}
+		if p.Timeout > 0 {
+			row("timeout", (time.Duration(p.Timeout)*time.Millisecond).String()+" per call (shortens --call-timeout, never lengthens it)")
 		}
 	}
 	row("fingerprint", view.Dash(r.Fingerprint))

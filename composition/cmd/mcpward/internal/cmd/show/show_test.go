@@ -2,6 +2,7 @@ package show
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,45 @@ func TestRun(t *testing.T) {
 	err := Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Name: "ghost"})
 	assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 	assert.Equal(t, "unknown_server", refusal.ReasonOf(err))
+}
+
+// The timeout and the tool filters of a definition are shown when present,
+// in the text and in --json.
+func TestRunTimeoutAndFilters(t *testing.T) {
+	w := cmdtest.NewWorld(t, map[string]string{"ws/.mcp.json": `{"mcpServers": {
+  "gh": {"command": "gh-mcp", "timeout": 1500, "includeTools": ["get_issue", "list\u001b[2J"], "excludeTools": ["delete_repo"]},
+  "none": {"command": "none-mcp", "includeTools": []},
+  "plain": {"command": "plain-mcp"}
+}}`})
+	run := w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Name: "gh"}))
+	out := run.Out.String()
+	assert.Regexp(t, `(?m)^  include tools +get_issue, list\\x1b\[2J \(only these\)$`, out)
+	assert.Regexp(t, `(?m)^  exclude tools +delete_repo$`, out)
+	assert.Regexp(t, `(?m)^  timeout +1\.5s per call \(shortens --call-timeout, never lengthens it\)$`, out)
+	assert.NotContains(t, out, "\x1b")
+
+	run = w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Name: "gh", JSON: true}))
+	var j struct {
+		Projection struct {
+			IncludeTools []string `json:"includeTools"`
+			ExcludeTools []string `json:"excludeTools"`
+			Timeout      int64    `json:"timeout"`
+		} `json:"projection"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(run.Out.String()), &j))
+	assert.Equal(t, []string{"get_issue", "list\x1b[2J"}, j.Projection.IncludeTools)
+	assert.Equal(t, []string{"delete_repo"}, j.Projection.ExcludeTools)
+	assert.Equal(t, int64(1500), j.Projection.Timeout)
+
+	run = w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Name: "none"}))
+	assert.Regexp(t, `(?m)^  include tools +none \(an empty includeTools admits no tool\)$`, run.Out.String())
+
+	run = w.Factory(t)
+	require.NoError(t, Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Name: "plain"}))
+	assert.NotContains(t, run.Out.String(), "include tools")
+	assert.NotContains(t, run.Out.String(), "exclude tools")
+	assert.NotContains(t, run.Out.String(), "timeout")
 }

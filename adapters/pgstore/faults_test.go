@@ -245,11 +245,11 @@ func TestDatabaseRestart(t *testing.T) {
 	held, unlock, err := s.Hold(ctx, "lock")
 	require.NoError(t, err)
 
-	theCluster.halt()
+	theCluster.Halt()
 	restarted := false
 	defer func() {
 		if !restarted {
-			require.NoError(t, theCluster.start())
+			require.NoError(t, theCluster.Start())
 		}
 	}()
 	select {
@@ -269,7 +269,7 @@ func TestDatabaseRestart(t *testing.T) {
 	requireReason(t, err, pgstore.ReasonUnavailable, refusal.Transient, ports.ErrUnavailable, "Lock")
 	assert.ErrorIs(t, unlock(), pgstore.ErrLockLost, "unlock of a lock the restart released")
 
-	require.NoError(t, theCluster.start())
+	require.NoError(t, theCluster.Start())
 	restarted = true
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		v, err := s.Get(ctx, "k")

@@ -103,24 +103,9 @@ func codexField(syn varSyntax, s *imported, tr *transport, envVars *[]string, m 
 	invalid := func() { s.refuse(m.key, ReasonInvalidField) }
 	switch m.key {
 	case "command":
-		if v.kind != kString || v.str == "" {
-			invalid()
-			return
-		}
-		tr.command = true
-		s.entry.Command, _ = s.str(syn, m.key, v.str)
+		s.command(syn, tr, m)
 	case "args":
-		args, ok := asStrings(v)
-		if !ok {
-			invalid()
-			return
-		}
-		for i, a := range args {
-			if args[i], ok = s.str(syn, m.key, a); !ok {
-				return
-			}
-		}
-		s.entry.Args = args
+		s.args(syn, m)
 	case "env":
 		env, ok := s.strMap(syn, m.key, v)
 		if !ok {

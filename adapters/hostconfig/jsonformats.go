@@ -255,24 +255,9 @@ func jsonField(format Format, syn varSyntax, s *imported, tr *transport, m membe
 		}
 		tr.typ = v.str
 	case "command":
-		if v.kind != kString || v.str == "" {
-			invalid()
-			return
-		}
-		tr.command = true
-		s.entry.Command, _ = s.str(syn, m.key, v.str)
+		s.command(syn, tr, m)
 	case "args":
-		args, ok := asStrings(v)
-		if !ok {
-			invalid()
-			return
-		}
-		for i, a := range args {
-			if args[i], ok = s.str(syn, m.key, a); !ok {
-				return
-			}
-		}
-		s.entry.Args = args
+		s.args(syn, m)
 	case "env":
 		s.entry.Env, _ = s.strMap(syn, m.key, v)
 	case "cwd":
@@ -407,4 +392,32 @@ func oauthField(s *imported, field string, v *node, names map[string]string, sec
 		}
 	}
 	s.entry.OAuth = o
+}
+
+// command maps a "command" member m: a non-empty string, with the format's
+// variables (syn) mapped; anything else refuses the server by name.
+func (s *imported) command(syn varSyntax, tr *transport, m member) {
+	if m.val.kind != kString || m.val.str == "" {
+		s.refuse(m.key, ReasonInvalidField)
+		return
+	}
+	tr.command = true
+	s.entry.Command, _ = s.str(syn, m.key, m.val.str)
+}
+
+// args maps an "args" member m: an array of strings, each with the
+// format's variables (syn) mapped; anything else refuses the server by
+// name.
+func (s *imported) args(syn varSyntax, m member) {
+	args, ok := asStrings(m.val)
+	if !ok {
+		s.refuse(m.key, ReasonInvalidField)
+		return
+	}
+	for i, a := range args {
+		if args[i], ok = s.str(syn, m.key, a); !ok {
+			return
+		}
+	}
+	s.entry.Args = args
 }

@@ -128,7 +128,7 @@ const maxProjected = 200
 
 // projectURL returns raw as it may be shown: scheme, host, port and
 // escaped path, without userinfo, query or fragment, bytes outside
-// printable ASCII replaced by "?", at most maxProjected bytes. A value that
+// printable ASCII replaced by "_", at most maxProjected bytes. A value that
 // is not an absolute URL with a host is "(not an absolute URL)"; "" stays
 // "".
 func projectURL(raw string) string {
@@ -143,7 +143,7 @@ func projectURL(raw string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if c < 0x21 || c > 0x7e {
-			b[i] = '?'
+			b[i] = '_'
 		}
 	}
 	if len(b) > maxProjected {

@@ -18,10 +18,10 @@ const (
 
 // StepUpError is the refusal of a request the server refused for
 // insufficient scope when a new sign-in may cure it: Err is Class
-// AuthRequired, ReasonStepUpRequired; Scopes is what the next sign-in to
-// this server through the same Client requests (the scopes asked for or
-// granted before, and those the server named). errors.As finds the
-// *refusal.Error through it.
+// AuthRequired, ReasonStepUpRequired; Scopes are the scopes the next
+// sign-in to this server through the same Client adds to its usual
+// selection (the scopes asked for or granted before, and those the server
+// named). errors.As finds the *refusal.Error through it.
 type StepUpError struct {
 	// Err is the refusal; Error and Unwrap return it.
 	Err *refusal.Error
@@ -167,4 +167,21 @@ func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []stri
 	c.record(key, ch)
 	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
 	return &StepUpError{Err: refuse(refusal.AuthRequired, ReasonStepUpRequired, server, origin), Scopes: scopes}
+}
+
+// StepUpPending reports whether a step-up is pending for s (an
+// Authenticator refused a request with a *StepUpError, or RecordChallenge
+// recorded an insufficient_scope challenge, and no sign-in has begun
+// since) and which scopes it adds. A host whose transport reports only
+// that the server refused the credential asks this to tell a step-up
+// (ask the user to sign in again, then retry once) from a final refusal.
+// It sends nothing and reads no store; a URL the Client does not accept
+// has none. Safe for concurrent use.
+func (c *Client) StepUpPending(s Server) (scopes []string, ok bool) {
+	resource, _, err := c.urls.canonical(s.URL, s.ID)
+	if err != nil {
+		return nil, false
+	}
+	ev := c.evidenceOf(storeKey(s.ID, resource))
+	return ev.stepUp, len(ev.stepUp) > 0
 }

@@ -250,6 +250,9 @@ func TestStepUp(t *testing.T) {
 	require.True(t, errors.As(err, &su))
 	assert.Equal(t, []string{"mcp:basic", "mcp:write"}, su.Scopes)
 	assert.NotContains(t, err.Error(), "mcp:write", "the scopes are beside the error, not in it")
+	pending, ok := e.c.StepUpPending(s)
+	assert.True(t, ok)
+	assert.Equal(t, []string{"mcp:basic", "mcp:write"}, pending)
 	assert.Equal(t, authorizations, e.as.count("/authorize"), "nothing is signed in silently")
 	assert.Equal(t, 1, e.as.count("/token"), "no refresh either")
 
@@ -257,6 +260,8 @@ func TestStepUp(t *testing.T) {
 	require.Equal(t, http.StatusOK, browse(t, e.as.ts, p.URL()))
 	require.NoError(t, p.Wait(context.Background()))
 	assert.Equal(t, "mcp:basic mcp:write", siLastAuth(e).Get("scope"))
+	_, ok = e.c.StepUpPending(s)
+	assert.False(t, ok, "the sign-in took the step-up")
 
 	retry, err = a.Refused(context.Background(), tokRefusal(a, http.StatusForbidden, insufficient))
 	assert.False(t, retry)

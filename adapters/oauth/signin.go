@@ -264,7 +264,8 @@ func (p *SignIn) Close() error {
 // opens a browser, or shows the URL), Wait, Close. Errors: Config
 // "oauth_options_invalid" when open is nil; those of BeginSignIn and Wait;
 // open's error when it is a *refusal.Error (its server filled in), else
-// Transient ReasonSignInOpenFailed. Safe for concurrent use.
+// Transient ReasonSignInOpenFailed. A discovery failure is BeginSignIn's
+// *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
 	if open == nil {
 		return refuse(refusal.Config, "oauth_options_invalid", s.ID, "")

@@ -140,11 +140,21 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 	}
 
 	rm, err := d.resourceMetadata(ctx, resource, origin, ch.ResourceMetadata)
-	if err != nil {
-		if metadataURL == nil || refusal.ReasonOf(err) != ReasonResourceMetadataUnavailable {
-			return nil, err
+	if refusal.ReasonOf(err) == ReasonResourceMetadataUnavailable {
+		switch {
+		case metadataURL != nil:
+			// MetadataURL names the authorization server; go on without it.
+			d.rep.add(Step{Check: CheckResourceMetadata, Outcome: OutcomeNotFound,
+				Hint: "no resource metadata; oauth.authServerMetadataUrl names the authorization server"})
+			rm, err = nil, nil
+		case ch.ResourceMetadata != "":
+			d.failed(CheckResourceMetadata, "", 0, err, "the resource metadata the server's challenge names is not there")
+		default:
+			d.failed(CheckResourceMetadata, "", 0, err, hintNoPRM)
 		}
-		rm = nil // MetadataURL names the authorization server; go on without it
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	e := &endpoints{resource: resource, origin: origin}
@@ -278,13 +288,7 @@ func (d *discovery) resourceMetadata(ctx context.Context, resource, origin, link
 		d.rep.add(Step{Check: CheckResourceMetadata, URL: shown, Status: resp.status, Outcome: OutcomeOK})
 		return &rm, nil
 	}
-	err := refuse(refusal.Unsupported, ReasonResourceMetadataUnavailable, server, origin)
-	hint := hintNoPRM
-	if link != "" {
-		hint = "the resource metadata the server's challenge names is not there"
-	}
-	d.failed(CheckResourceMetadata, "", 0, err, hint)
-	return nil, err
+	return nil, refuse(refusal.Unsupported, ReasonResourceMetadataUnavailable, server, origin)
 }
 
 // mismatchHint says how the resource got differs from what loc requires.

@@ -310,14 +310,14 @@ func TestStepUpGrantedScope(t *testing.T) {
 	}
 }
 
-// TestNoServerOriginAuthorizationServer pins that the 2025-03-26
+// TestRefuses20250326BackCompat pins that the 2025-03-26
 // back-compat the conformance suite offers (auth/2025-03-26-oauth-metadata-backcompat
 // and auth/2025-03-26-oauth-endpoint-fallback: no resource metadata, the
 // MCP server's origin assumed to be the authorization server, and
 // /authorize, /token, /register guessed there) stays refused: without
 // resource metadata nothing is asked of the server's origin as an
 // authorization server, nor of any guessed endpoint.
-func TestNoServerOriginAuthorizationServer(t *testing.T) {
+func TestRefuses20250326BackCompat(t *testing.T) {
 	e := newEnv(t)
 	e.as.handle(prPath, statusHandler(http.StatusNotFound))
 	_, err := e.c.BeginSignIn(context.Background(), e.as.server("srv"))

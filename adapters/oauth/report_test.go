@@ -81,6 +81,15 @@ func TestDiscoverReport(t *testing.T) {
 			check: CheckResourceMetadata, hint: "they differ in",
 		},
 		{
+			name: "challenge link not there",
+			setup: func(f *discoverFixture) {
+				f.mcp.handle("/gone", statusHandler(http.StatusNotFound))
+				_ = f.c.RecordChallenge(f.srv, Challenge{Status: 401, ResourceMetadata: "https://" + mcpHost + "/gone?" + canary})
+			},
+			class: refusal.Unsupported, reason: ReasonResourceMetadataUnavailable, origin: mcpOrigin,
+			check: CheckResourceMetadata, hint: "the server's challenge names is not there", notFound: 1,
+		},
+		{
 			name:  "no authorization server",
 			setup: func(f *discoverFixture) { f.rm(func(m map[string]any) { delete(m, "authorization_servers") }) },
 			class: refusal.Unsupported, reason: ReasonAuthorizationServerMissing, origin: mcpOrigin,
@@ -182,6 +191,25 @@ func TestDiscoverReport(t *testing.T) {
 			assert.Equal(t, tt.notFound, notFound)
 		})
 	}
+}
+
+// TestDiscoverReportMetadataURL: without resource metadata, a definition's
+// oauth.authServerMetadataUrl carries discovery on; the report says so
+// without a failed step.
+func TestDiscoverReportMetadataURL(t *testing.T) {
+	f := newDiscoverFixture(t)
+	f.mcp.handle(prPath, statusHandler(http.StatusNotFound))
+	f.srv.MetadataURL = asIssuer + asOAuth
+	rep, err := f.c.Discover(context.Background(), f.srv)
+	require.NoError(t, err)
+	assertReportSafe(t, rep)
+	require.Len(t, rep.Steps, 6)
+	assert.Equal(t, Step{Check: CheckResourceMetadata, Outcome: OutcomeNotFound,
+		Hint: "no resource metadata; oauth.authServerMetadataUrl names the authorization server"}, rep.Steps[2])
+	for _, st := range rep.Steps {
+		assert.NotEqual(t, OutcomeFailed, st.Outcome, "%+v", st)
+	}
+	assert.Nil(t, rep.Scopes, "no scopes_supported without resource metadata")
 }
 
 func TestDiscoverReportSuccess(t *testing.T) {

@@ -147,8 +147,9 @@ func signInScopes(s Server, e *endpoints, ev evidence, granted []string) []strin
 // neither granted nor, with no granted scope known, requested before, it
 // records the step-up and returns a *StepUpError carrying the scopes the
 // next sign-in requests; otherwise (no scope named, or nothing new to ask
-// for) Class AuthRefused, ReasonInsufficientScope: signing in again would
-// ask for the same thing.
+// for, or more than maxScopes in all) Class AuthRefused,
+// ReasonInsufficientScope: signing in again would ask for the same thing,
+// or a server keeps asking for more.
 func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []string) error {
 	ev := c.evidenceOf(key)
 	have := granted
@@ -161,11 +162,11 @@ func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []stri
 			missing = true
 		}
 	}
-	if !missing {
+	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
+	if !missing || len(scopes) > maxScopes {
 		return refuse(refusal.AuthRefused, ReasonInsufficientScope, server, origin)
 	}
 	c.record(key, ch)
-	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
 	return &StepUpError{Err: refuse(refusal.AuthRequired, ReasonStepUpRequired, server, origin), Scopes: scopes}
 }
 

@@ -285,6 +285,7 @@ func TestStepUpGrantedScope(t *testing.T) {
 		{"requested but not granted", "mcp.read", "mcp.read mcp.write", true},
 		{"granted", "mcp.read mcp.write", "mcp.write", false},
 		{"no scope named", "mcp.read", "", false},
+		{"more than maxScopes in all", manyScopes(maxScopes), "more", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)

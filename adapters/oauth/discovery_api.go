@@ -6,7 +6,8 @@ import (
 )
 
 // Discover runs discovery for s as BeginSignIn does, with the challenge
-// recorded for s (RecordChallenge), and nothing else: no registration, no
+// recorded for s (RecordChallenge, or SaveChallenge by any process sharing
+// the store), and nothing else: no registration, no
 // sign-in, no request to the MCP server itself. It is what doctor shows.
 // It returns the Report, never nil, with Scopes set to what a sign-in
 // would request now when discovery succeeded, and discovery's error
@@ -22,7 +23,8 @@ func (c *Client) Discover(ctx context.Context, s Server) (*Report, error) {
 	return rep, nil
 }
 
-// prepare runs discovery for s with its recorded evidence into rep (a new
+// prepare runs discovery for s with its recorded evidence (else the
+// challenge SaveChallenge kept in the store) into rep (a new
 // Report when nil) and returns the endpoints and the scopes a sign-in
 // requests (signInScopes; the stored credential's granted scope is read
 // only when a step-up is pending, and a store failure then only leaves it
@@ -33,7 +35,13 @@ func (c *Client) prepare(ctx context.Context, s Server, rep *Report) (*endpoints
 	}
 	var ev evidence
 	if resource, _, err := c.urls.canonical(s.URL, s.ID); err == nil {
-		ev = c.evidenceOf(storeKey(s.ID, resource))
+		key := storeKey(s.ID, resource)
+		ev = c.evidenceOf(key)
+		if ev.challenge.ResourceMetadata == "" && ev.challenge.Scope == nil {
+			if ch, ok := c.savedChallenge(ctx, key); ok {
+				ev.challenge = ch
+			}
+		}
 	}
 	ep, err := c.discover(ctx, s, ev.challenge, rep)
 	if err != nil {

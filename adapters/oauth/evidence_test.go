@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -435,4 +436,17 @@ func TestSaveChallengeFailures(t *testing.T) {
 	_, err = e.c.Discover(context.Background(), s)
 	require.NoError(t, err)
 	assert.Equal(t, 1, e.as.count("/custom"), "the in-memory record stands")
+}
+
+// TestEvidenceBounded: however many server identities a Client records
+// challenges for, it keeps at most maxEvidence.
+func TestEvidenceBounded(t *testing.T) {
+	c := discoveryClient(t, testMaxBody, nil)
+	for i := range maxEvidence + 10 {
+		require.NoError(t, c.RecordChallenge(Server{ID: fmt.Sprint("s", i), URL: mcpURL}, Challenge{ResourceMetadata: "https://x/y"}))
+		c.began(storeKey(fmt.Sprint("b", i), mcpURL), []string{"a"})
+	}
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	assert.LessOrEqual(t, len(c.evidence), maxEvidence)
 }

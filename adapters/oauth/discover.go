@@ -513,10 +513,10 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 		}
 		*ep.dst = u
 	}
-	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	d.rep.add(Step{Check: CheckEndpoints, Outcome: OutcomeOK})
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
+	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	return nil
 }
 

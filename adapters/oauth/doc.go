@@ -28,9 +28,7 @@
 //     again, never a silent sign-in;
 //   - every discovery refusal names the check that failed; a Report
 //     (Client.Discover, or ReportOf a BeginSignIn error) lists each step
-//     with projected URLs and a hint a person can act on. A discovery
-//     failure is a *DiscoveryError and a step-up a *StepUpError, each
-//     wrapping the *refusal.Error errors.As finds;
+//     with projected URLs and a hint a person can act on;
 //   - https everywhere: Options.AllowLoopbackHTTP, for tests and the
 //     conformance client only, admits http on localhost, 127.0.0.1 and
 //     [::1] and nothing else;
@@ -48,7 +46,8 @@
 //   - signing out deletes the credential before asking the issuer to revoke
 //     it.
 //
-// Every failure is a *refusal.Error naming the server id and at most an
-// origin: never a token, code, verifier, state, client id, URL path or
-// query, or text from a response body.
+// Every failure is a *refusal.Error (or wraps one: *DiscoveryError,
+// *StepUpError) naming the server id and at most an origin: never a token,
+// code, verifier, state, client id, URL path or query, or text from a
+// response body.
 package oauth

@@ -83,6 +83,14 @@ func resourceDoc() map[string]any {
 	}
 }
 
+// rootDoc is resourceDoc as the root location serves it: describing the
+// origin (RFC 9728 §3.3).
+func rootDoc() map[string]any {
+	m := resourceDoc()
+	m["resource"] = "https://" + mcpHost
+	return m
+}
+
 // serverDoc is a valid authorization server metadata document of issuer.
 func serverDoc(issuer string) map[string]any {
 	return map[string]any{
@@ -270,18 +278,19 @@ func TestDiscoverResourceLocations(t *testing.T) {
 			name: "root fallback after 404",
 			setup: func(f *discoverFixture) {
 				f.mcp.handle(prPath, statusHandler(http.StatusNotFound))
-				f.mcp.handle(prRoot, jsonHandler(resourceDoc()))
+				f.mcp.handle(prRoot, jsonHandler(rootDoc()))
 			},
 			check: func(t *testing.T, f *discoverFixture, ep *endpoints) {
 				assertHits(t, f.mcp, map[string]int{prPath: 1, prRoot: 1})
 				assert.Equal(t, asIssuer, ep.issuer)
+				assert.Equal(t, mcpURL, ep.resource, "the resource indicator is the server's own URL")
 			},
 		},
 		{
 			name: "root fallback after 403",
 			setup: func(f *discoverFixture) {
 				f.mcp.handle(prPath, statusHandler(http.StatusForbidden))
-				f.mcp.handle(prRoot, jsonHandler(resourceDoc()))
+				f.mcp.handle(prRoot, jsonHandler(rootDoc()))
 			},
 			check: func(t *testing.T, f *discoverFixture, _ *endpoints) {
 				assertHits(t, f.mcp, map[string]int{prPath: 1, prRoot: 1})

@@ -75,7 +75,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, "")
 	}
 
-	tokenURL, err := httpsURL(cur.TokenEndpoint, server)
+	tokenURL, err := c.urls.link(cur.TokenEndpoint, server)
 	if err != nil {
 		return nil, err
 	}

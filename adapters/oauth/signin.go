@@ -146,8 +146,11 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 // authorizationURL returns the authorization endpoint with the parameters
 // of this sign-in added to the query it already had: response_type=code,
 // client_id, redirect_uri, state, code_challenge, code_challenge_method=S256,
-// resource (RFC 8707) and scope (s.Scopes, or when nil the resource
-// metadata's scopes_supported, space-separated; omitted when empty).
+// resource (RFC 8707: the server's canonical URL, wherever its metadata
+// was found) and scope (the endpoints' request, see signInScopes,
+// space-separated; omitted when empty). It is called once, as the sign-in
+// begins, and notes those scopes as requested (which takes in a pending
+// step-up).
 func (p *SignIn) authorizationURL() string {
 	u := *p.ep.authorization
 	q := u.Query()
@@ -158,12 +161,9 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
 	q.Set("resource", p.ep.resource)
-	scopes := p.s.Scopes
-	if scopes == nil {
-		scopes = p.ep.scopes
-	}
-	if len(scopes) > 0 {
-		q.Set("scope", strings.Join(scopes, " "))
+	p.c.began(storeKey(p.s.ID, p.ep.resource), p.ep.request)
+	if len(p.ep.request) > 0 {
+		q.Set("scope", strings.Join(p.ep.request, " "))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -261,7 +261,8 @@ func (p *SignIn) Close() error {
 // opens a browser, or shows the URL), Wait, Close. Errors: Config
 // "oauth_options_invalid" when open is nil; those of BeginSignIn and Wait;
 // open's error when it is a *refusal.Error (its server filled in), else
-// Transient ReasonSignInOpenFailed. Safe for concurrent use.
+// Transient ReasonSignInOpenFailed. A discovery failure is a
+// *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
 	if open == nil {
 		return refuse(refusal.Config, "oauth_options_invalid", s.ID, "")

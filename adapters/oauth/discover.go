@@ -34,6 +34,7 @@ type serverMetadata struct {
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
+	clientMetadata
 }
 
 // discover establishes, and checks link by link, the endpoints of s.
@@ -349,6 +350,7 @@ func checkServerMetadata(sm *serverMetadata, e *endpoints, server string) error 
 	}
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
+	sm.clientMetadata.fill(e)
 	return nil
 }
 

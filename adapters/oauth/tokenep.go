@@ -285,7 +285,9 @@ func (c *Client) postFormAuth(ctx context.Context, server string, u *url.URL, fo
 		f.Set("client_assertion_type", assertionTypeJWTBearer)
 		f.Set("client_assertion", assertion)
 	default:
-		f.Set("client_id", auth.id)
+		if auth.id != "" {
+			f.Set("client_id", auth.id)
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(f.Encode()))
 	if err != nil {

@@ -160,7 +160,9 @@ func (f *fakeAS) issueHeadless(w http.ResponseWriter, refresh bool) {
 // typ oauth-id-jag+jwt, aud this issuer, resource the MCP endpoint and
 // client_id the authenticated client.
 func (f *fakeAS) jwtBearer(w http.ResponseWriter, form url.Values, clientID string) {
-	bad := func() { writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": canary}) }
+	bad := func() {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": canary})
+	}
 	tok, err := jwt.ParseSigned(form.Get("assertion"), []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(tok.Headers) != 1 || tok.Headers[0].ExtraHeaders["typ"] != "oauth-id-jag+jwt" {
 		bad()

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -334,4 +335,17 @@ func FuzzParseSigningKey(f *testing.F) {
 			t.Fatal("a parsed key cannot sign")
 		}
 	})
+}
+
+func TestTokenResponseBounded(t *testing.T) {
+	e := newEnv(t)
+	c, err := New(Options{Client: func(context.Context, *url.URL) (*http.Client, error) { return e.as.ts.Client(), nil },
+		Store: e.store, Locker: e.locker, Now: e.now.Now, MaxResponseBytes: 4096})
+	require.NoError(t, err)
+	e.as.set(func(f *fakeAS) { f.secrets["svc"] = "s" })
+	e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"access_token": strings.Repeat("a", 8192) + canary, "token_type": "Bearer"})
+	})
+	err = c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", Secret: "s"})
+	siRequire(t, err, refusal.Protocol, ReasonTokenResponseInvalid)
 }

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -77,6 +78,8 @@ type clientAuth struct {
 // bodies, never leave this function: each becomes a refusal naming server
 // and ep's origin only.
 //
+// Every answer's body is bounded by Options.MaxResponseBytes.
+//
 // Errors: Config ReasonURLInvalid when ep is not https; Config
 // ReasonClientKeyInvalid when the private_key_jwt assertion cannot be
 // signed; the ClientFunc's refusal or Transient ReasonUnavailable;
@@ -84,8 +87,8 @@ type clientAuth struct {
 // for any 3xx; Transient ReasonUnavailable for a network failure, 429 or
 // 5xx; for an error answer (any other status, or an error code in a 2xx)
 // the refusal of tokenErrorReason, with code set; Protocol
-// ReasonTokenResponseInvalid for an answer x/oauth2 cannot read or without
-// an access token. Safe for concurrent use.
+// ReasonTokenResponseInvalid for an answer x/oauth2 cannot read (or over
+// the bound) or without an access token. Safe for concurrent use.
 func (c *Client) tokenRequest(ctx context.Context, server string, ep *url.URL, auth clientAuth, aud string, params url.Values) (tok *oauth2.Token, code string, err error) {
 	_, origin, err := canonicalURL(ep.String(), server)
 	if err != nil {
@@ -100,6 +103,11 @@ func (c *Client) tokenRequest(ctx context.Context, server string, ep *url.URL, a
 	}
 	cl := *hc
 	cl.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	base := cl.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cl.Transport = boundedTransport{rt: base, max: c.maxBody}
 
 	cfg := clientcredentials.Config{ClientID: auth.id, TokenURL: ep.String(), EndpointParams: url.Values{}}
 	for k, v := range params {
@@ -298,4 +306,42 @@ func (c *Client) postFormAuth(ctx context.Context, server string, u *url.URL, fo
 		req.SetBasicAuth(url.QueryEscape(auth.id), url.QueryEscape(auth.secret))
 	}
 	return c.do(ctx, server, req)
+}
+
+// errTooLarge ends the read of a body over the bound.
+var errTooLarge = errors.New("oauth: response too large")
+
+// boundedTransport is rt with every response body failing once more than
+// max bytes of it are read.
+type boundedTransport struct {
+	rt  http.RoundTripper
+	max int64
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b boundedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := b.rt.RoundTrip(r)
+	if err == nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: b.max}
+	}
+	return resp, err
+}
+
+// boundedBody is a body that fails with errTooLarge past left bytes.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+// Read implements io.Reader.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, errTooLarge
+	}
+	return n, err
 }

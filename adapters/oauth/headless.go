@@ -41,7 +41,8 @@ const (
 
 // ClientCredentials is a confidential client's identity at an
 // authorization server, for a headless sign-in: a client id with either a
-// client secret or a private key. It comes from the host (a flag, a PEM
+// client secret or a private key; with neither, the client a former
+// headless sign-in stored for the server is used. It comes from the host (a flag, a PEM
 // file, a host port, the environment of the host process), never from a
 // definition. Its secret and key are kept in the token store with the
 // client registration, for renewals and revocation, and never appear in an
@@ -106,14 +107,14 @@ type CrossApp struct {
 // ReasonClientAuthRefused for a refused client, ...), fillToken and the
 // store. Safe for concurrent use.
 func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc ClientCredentials) error {
-	if _, _, err := c.credentialsOK(s, cc); err != nil {
+	if err := c.credentialsShape(s, cc); err != nil {
 		return err
 	}
 	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}
-	cr, auth, err := c.confidentialClient(s, ep, cc)
+	cr, auth, err := c.confidentialClient(ctx, s, ep, cc)
 	if err != nil {
 		return err
 	}
@@ -166,14 +167,14 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err != nil {
 		return refuse(refusal.Config, ReasonCrossAppInvalid, s.ID, "")
 	}
-	if _, _, err := c.credentialsOK(s, x.Client); err != nil {
+	if err := c.credentialsShape(s, x.Client); err != nil {
 		return err
 	}
 	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}
-	cr, auth, err := c.confidentialClient(s, ep, x.Client)
+	cr, auth, err := c.confidentialClient(ctx, s, ep, x.Client)
 	if err != nil {
 		return err
 	}
@@ -259,17 +260,20 @@ func parseExchange(body []byte) (grant string, ok bool) {
 	return a.AccessToken, true
 }
 
-// credentialsOK checks cc for s: a client id (cc's or s's) and exactly one
-// of a secret and a key; Config ReasonClientCredentialsInvalid otherwise.
-func (c *Client) credentialsOK(s Server, cc ClientCredentials) (id string, hasKey bool, err error) {
-	id = cc.ClientID
-	if id == "" {
-		id = s.ClientID
+// credentialsShape checks what can be checked of cc before discovery: not
+// both a secret and a key, and without either (the stored client is
+// meant) no client id other than the stored one can be asked for later;
+// Config ReasonClientCredentialsInvalid otherwise.
+func (c *Client) credentialsShape(s Server, cc ClientCredentials) error {
+	if cc.Secret != "" && len(cc.PrivateKeyPEM) > 0 {
+		return refuse(refusal.Config, ReasonClientCredentialsInvalid, s.ID, "")
 	}
-	if id == "" || (cc.Secret == "") == (len(cc.PrivateKeyPEM) == 0) {
-		return "", false, refuse(refusal.Config, ReasonClientCredentialsInvalid, s.ID, "")
+	if cc.Secret != "" || len(cc.PrivateKeyPEM) > 0 {
+		if cc.ClientID == "" && s.ClientID == "" {
+			return refuse(refusal.Config, ReasonClientCredentialsInvalid, s.ID, "")
+		}
 	}
-	return id, len(cc.PrivateKeyPEM) > 0, nil
+	return nil
 }
 
 // confidentialClient returns the registration and the authentication of
@@ -277,13 +281,30 @@ func (c *Client) credentialsOK(s Server, cc ClientCredentials) (id string, hasKe
 // client_secret_post) for a secret, private_key_jwt for a key, each only
 // when the server's token_endpoint_auth_methods_supported allows it (an
 // absent list allows a secret with client_secret_basic, RFC 8414's
-// default, and a key). Errors: Config ReasonClientCredentialsInvalid,
-// Config ReasonClientKeyInvalid, Unsupported ReasonClientAuthUnsupported.
-func (c *Client) confidentialClient(s Server, ep *endpoints, cc ClientCredentials) (*clientRecord, clientAuth, error) {
-	id, hasKey, err := c.credentialsOK(s, cc)
-	if err != nil {
-		return nil, clientAuth{}, err
+// default, and a key). With neither a secret nor a key, the confidential
+// client a former headless sign-in stored for this server and issuer is
+// used (when cc or s names a client id, only if it is that one). Errors:
+// Config ReasonClientCredentialsInvalid (no client id, or nothing given and
+// nothing stored), Config ReasonClientKeyInvalid, Unsupported
+// ReasonClientAuthUnsupported, the store's.
+func (c *Client) confidentialClient(ctx context.Context, s Server, ep *endpoints, cc ClientCredentials) (*clientRecord, clientAuth, error) {
+	id := cc.ClientID
+	if id == "" {
+		id = s.ClientID
 	}
+	if cc.Secret == "" && len(cc.PrivateKeyPEM) == 0 {
+		stored, err := c.loadClient(ctx, s.ID, ep.resource, ep.issuer)
+		if err != nil {
+			return nil, clientAuth{}, err
+		}
+		if stored == nil || stored.Kind != clientPreregistered || stored.Method == AuthNone || (id != "" && stored.ClientID != id) {
+			return nil, clientAuth{}, refuse(refusal.Config, ReasonClientCredentialsInvalid, s.ID, "")
+		}
+		cc = ClientCredentials{ClientID: stored.ClientID, Secret: stored.ClientSecret, PrivateKeyPEM: []byte(stored.PrivateKeyPEM),
+			KeyID: stored.KeyID, Alg: stored.Alg}
+		id = stored.ClientID
+	}
+	hasKey := len(cc.PrivateKeyPEM) > 0
 	cr := &clientRecord{Kind: clientPreregistered, Server: s.ID, Resource: ep.resource, Issuer: ep.issuer, ClientID: id}
 	asOrigin := originOf(ep.issuer)
 	if !hasKey {

@@ -233,6 +233,8 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		{"advertised", true, doc, doc, ""},
 		{"not advertised: registration", false, doc, "", ""},
 		{"not https", true, "http://client.example/x.json", "", ReasonURLInvalid},
+		{"no path", true, "https://client.example/", "", ReasonURLInvalid},
+		{"a query", true, "https://client.example/x.json?v=1", "", ReasonURLInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

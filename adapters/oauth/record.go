@@ -29,7 +29,8 @@ type record struct {
 	Issuer             string `json:"issuer"`
 	TokenEndpoint      string `json:"token_endpoint"`
 	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
-	// ClientID is the (registered) public client the tokens belong to.
+	// ClientID is the client the tokens belong to; how it authenticates
+	// is in its client registration (clientKey), when it has one.
 	ClientID string `json:"client_id"`
 
 	AccessToken  string    `json:"access_token"`

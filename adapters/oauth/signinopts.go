@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -140,8 +141,8 @@ func (c *Client) signInClient(ctx context.Context, s Server, secret string, port
 		ch.save = &clientRecord{Kind: clientPreregistered, Server: s.ID, Resource: resource, Issuer: ep.issuer,
 			ClientID: s.ClientID, Method: m, ClientSecret: secret}
 	case s.ClientMetadataURL != "" && ep.cimd:
-		if _, _, err := canonicalURL(s.ClientMetadataURL, s.ID); err != nil {
-			return nil, ch, err
+		if !cimdURL(s.ClientMetadataURL, s.ID) {
+			return nil, ch, refuse(refusal.Config, ReasonURLInvalid, s.ID, "")
 		}
 		ch.auth = clientAuth{method: AuthNone, id: s.ClientMetadataURL}
 	default:
@@ -197,4 +198,15 @@ func redirectPort(raw string) int {
 		return 0
 	}
 	return p
+}
+
+// cimdURL reports whether raw can be a client id metadata document URL: an
+// absolute https URL (as canonicalURL checks it) with a path other than
+// "/", and no query.
+func cimdURL(raw, server string) bool {
+	if _, _, err := canonicalURL(raw, server); err != nil {
+		return false
+	}
+	u, err := url.Parse(raw)
+	return err == nil && strings.Trim(u.EscapedPath(), "/") != "" && u.RawQuery == "" && !u.ForceQuery
 }

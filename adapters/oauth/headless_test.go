@@ -356,3 +356,44 @@ func TestTokenResponseBounded(t *testing.T) {
 	err = c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", Secret: "s"})
 	siRequire(t, err, refusal.Protocol, ReasonTokenResponseInvalid)
 }
+
+func TestTokenResponseShapes(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		expiry                  time.Duration // 0: none
+		ok                      bool
+	}{
+		{"json", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":60}`, time.Minute, true},
+		{"json without expiry", "application/json", `{"access_token":"a","token_type":"bearer"}`, 0, true},
+		{"json string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, 0, false},
+		{"json huge expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":1e12}`, 0, false},
+		{"form", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer&expires_in=60`, time.Minute, true},
+		{"form without expiry", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, 0, true},
+		{"form fractional expiry", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer&expires_in=1.5`, 0, false},
+		{"form negative expiry", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer&expires_in=-5`, 0, false},
+		{"form text expiry", "text/plain", `access_token=a&token_type=bearer&expires_in=soon`, 0, false},
+		{"form no token type", "application/x-www-form-urlencoded", `access_token=a`, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.as.set(func(f *fakeAS) { f.secrets["svc"] = "s" })
+			e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", tt.contentType)
+				_, _ = w.Write([]byte(tt.body))
+			})
+			err := e.c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", Secret: "s"})
+			if !tt.ok {
+				siRequire(t, err, refusal.Protocol, ReasonTokenResponseInvalid)
+				return
+			}
+			require.NoError(t, err)
+			rec := siStored(t, e, "srv")
+			if tt.expiry == 0 {
+				assert.True(t, rec.Expiry.IsZero())
+			} else {
+				assert.True(t, e.now.Now().Add(tt.expiry).Equal(rec.Expiry), "expiry from the client's clock")
+			}
+		})
+	}
+}

@@ -223,10 +223,11 @@ func fillToken(tok *oauth2.Token, r *record, now time.Time, server, origin strin
 	return nil
 }
 
-// expiresIn reads an expires_in value as x/oauth2 keeps it (a JSON number,
-// a string of a form-encoded answer, nil when absent): secs is -1 when
-// absent or null or "" in a form; ok is false when it is not an integer
-// from 0 to ten years.
+// expiresIn reads an expires_in value as x/oauth2's Token.Extra returns
+// it: a float64 from a JSON answer, an int64 (or float64) from a
+// form-encoded one, "" when a form has none, nil when a JSON answer has
+// none or null. secs is -1 when absent; ok is false when it is anything
+// but an integer from 0 to ten years (a JSON string among them).
 func expiresIn(v any) (secs int64, ok bool) {
 	var f float64
 	switch x := v.(type) {
@@ -234,15 +235,13 @@ func expiresIn(v any) (secs int64, ok bool) {
 		return -1, true
 	case float64:
 		f = x
-	case string: // a form-encoded answer
-		if x == "" {
-			return -1, true
-		}
-		n, err := parseUint(x)
-		if err != nil {
+	case int64:
+		if x < 0 || x > maxExpiresIn {
 			return 0, false
 		}
-		f = float64(n)
+		return x, true
+	case string:
+		return -1, x == ""
 	default:
 		return 0, false
 	}
@@ -250,21 +249,6 @@ func expiresIn(v any) (secs int64, ok bool) {
 		return 0, false
 	}
 	return int64(f), true
-}
-
-// parseUint parses a decimal string of at most 12 digits.
-func parseUint(s string) (uint64, error) {
-	if len(s) == 0 || len(s) > 12 {
-		return 0, errors.New("bad number")
-	}
-	var n uint64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, errors.New("bad number")
-		}
-		n = n*10 + uint64(s[i]-'0')
-	}
-	return n, nil
 }
 
 // postFormAuth POSTs form to u (an https URL) with the client

@@ -203,3 +203,25 @@ func registrationMethod(supported []string) string {
 	}
 	return AuthNone
 }
+
+// ForgetClient deletes the client registration stored for s at the
+// authorization server discovery finds for it (a dynamic registration, or a
+// pre-registered client's secret or key), so the next sign-in registers
+// anew or needs the secret again. The credential, if any, is kept. It
+// returns nil when none is stored. Errors: those of discovery; Class
+// Transient ReasonStoreUnavailable (or the ctx refusal) when the store
+// fails. Safe for concurrent use.
+func (c *Client) ForgetClient(ctx context.Context, s Server) error {
+	ep, err := c.discover(ctx, s, "")
+	if err != nil {
+		return err
+	}
+	err = c.store.Delete(ctx, clientKey(s.ID, ep.resource, ep.issuer))
+	switch {
+	case err == nil, errors.Is(err, ports.ErrNotFound):
+		return nil
+	case ctx.Err() != nil:
+		return ctxRefusal(ctx.Err(), s.ID, "")
+	}
+	return refusal.New(refusal.Transient, ReasonStoreUnavailable, s.ID)
+}

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -259,4 +260,43 @@ func TestClientIDMetadataDocument(t *testing.T) {
 			assert.Equal(t, got, siStored(t, e, "srv").ClientID)
 		})
 	}
+}
+
+func TestNewRegistrationAndForgetClient(t *testing.T) {
+	e := newEnv(t)
+	s := e.as.server("srv")
+	require.NoError(t, clSignIn(t, e, s, SignInOptions{}))
+	first := clStoredClient(t, e, "srv")
+	require.NotNil(t, first)
+
+	require.NoError(t, clSignIn(t, e, s, SignInOptions{NewRegistration: true}))
+	assert.Equal(t, 2, e.as.count("/register"))
+	second := clStoredClient(t, e, "srv")
+	require.NotNil(t, second)
+	assert.NotEqual(t, first.ClientID, second.ClientID, "the new registration replaces the stored one")
+
+	require.NoError(t, e.c.ForgetClient(context.Background(), s))
+	assert.Nil(t, clStoredClient(t, e, "srv"))
+	st, err := e.c.Status(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, SignedIn, st, "the credential is kept")
+	require.NoError(t, e.c.ForgetClient(context.Background(), s), "nothing stored is no error")
+
+	e.store.Fail("Delete", errors.New("locked "+canary))
+	siRequire(t, e.c.ForgetClient(context.Background(), s), refusal.Transient, ReasonStoreUnavailable)
+}
+
+func TestRefusedRegistrationForgotten(t *testing.T) {
+	e := newEnv(t)
+	e.as.set(func(f *fakeAS) { f.regMethod = AuthClientSecretBasic })
+	s := e.as.server("srv")
+	require.NoError(t, clSignIn(t, e, s, SignInOptions{}))
+	require.NotNil(t, clStoredClient(t, e, "srv"))
+	e.as.set(func(f *fakeAS) { clear(f.secrets) }) // the server forgot its clients
+	err := clSignIn(t, e, s, SignInOptions{})
+	siRequire(t, err, refusal.AuthRefused, ReasonClientAuthRefused)
+	clRequireClean(t, err)
+	assert.Nil(t, clStoredClient(t, e, "srv"), "the dead registration is forgotten")
+	require.NoError(t, clSignIn(t, e, s, SignInOptions{}))
+	assert.Equal(t, 2, e.as.count("/register"))
 }

@@ -106,6 +106,23 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	assert.Equal(t, "svc", renewed.Subject)
 	err = e.c.SignInClientCredentials(context.Background(), s, ClientCredentials{ClientID: "other"})
 	siRequire(t, err, refusal.Config, ReasonClientCredentialsInvalid)
+
+	// Sign-out deletes the tokens, then revokes with a signed assertion;
+	// the client and its key stay.
+	var revoked url.Values
+	e.as.handle("/revoke", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		revoked = r.PostForm
+		w.WriteHeader(http.StatusOK)
+	})
+	require.NoError(t, e.c.SignOut(context.Background(), s))
+	require.NotNil(t, revoked, "a revocation was sent")
+	assert.Equal(t, assertionTypeJWTBearer, revoked.Get("client_assertion_type"))
+	assert.True(t, strings.Count(revoked.Get("client_assertion"), ".") == 2, "a signed assertion")
+	assert.NotNil(t, clStoredClient(t, e, "srv"), "the client is kept")
+	st, err := e.c.Status(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, SignedOut, st)
 }
 
 func TestClientCredentialsRefusals(t *testing.T) {

@@ -68,6 +68,7 @@ type SignIn struct {
 	clientID    string
 	auth        clientAuth    // how the code exchange authenticates
 	save        *clientRecord // stored with the tokens (a pre-registered client's secret)
+	registered  bool          // auth is a stored dynamic registration
 	host        string        // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
@@ -102,7 +103,7 @@ func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient
 	redirectURI := "http://" + host + callbackPath
 	p := &SignIn{
 		c: c, s: s, ep: ep, pk: newPKCE(), state: randomString(), clientID: ch.auth.id,
-		auth: ch.auth, save: ch.save,
+		auth: ch.auth, save: ch.save, registered: ch.registered,
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -372,7 +373,8 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // authorization_code with redirect_uri, code_verifier and the RFC 8707
 // resource, the client authenticated as p.auth says) and stores them as a
 // new credential, replacing an older one only now, after the client
-// registration p.save when there is one. Errors name the token endpoint's
+// registration p.save when there is one. A stored dynamic registration the
+// token endpoint refuses (invalid_client) is deleted. Errors name the token endpoint's
 // origin: those of Client.tokenRequest (AuthRefused ReasonTokenRefused or
 // ReasonClientAuthRefused for a refused code or client, ...), fillToken,
 // Client.saveClient and Client.saveLocked.
@@ -387,6 +389,10 @@ func (p *SignIn) exchange(ctx context.Context, code string) error {
 		"resource":      {p.ep.resource},
 	})
 	if err != nil {
+		if p.registered && refusal.ReasonOf(err) == ReasonClientAuthRefused {
+			// The server forgot the client: the next sign-in registers anew.
+			_ = p.c.store.Delete(ctx, clientKey(p.s.ID, p.ep.resource, p.ep.issuer))
+		}
 		return err
 	}
 	rec := &record{

@@ -29,6 +29,10 @@ type SignInOptions struct {
 	// port of the redirect listener, for a client whose redirect URI is
 	// registered with a fixed port.
 	CallbackPort int
+	// NewRegistration makes a sign-in that would reuse a stored dynamic
+	// registration register anew (when the authorization server forgot
+	// the client); the new registration replaces the stored one.
+	NewRegistration bool
 }
 
 // chosenClient is the client a sign-in uses: how it authenticates, and the
@@ -37,6 +41,9 @@ type SignInOptions struct {
 type chosenClient struct {
 	auth clientAuth
 	save *clientRecord
+	// registered: auth is a stored dynamic registration, forgotten when
+	// the token endpoint refuses it (invalid_client).
+	registered bool
 }
 
 // BeginSignInWithOptions discovers s's endpoints, opens the loopback
@@ -55,7 +62,8 @@ type chosenClient struct {
 //     public client;
 //   - else the client registered before for this server, issuer and
 //     server identity (stored in the token store), when its redirect
-//     port is free and fits the port asked for; else a new dynamic
+//     port is free and fits the port asked for, unless
+//     o.NewRegistration; else a new dynamic
 //     registration (RFC 7591) for this listener's redirect URI, stored at
 //     once. A registration's method and secret are the ones its answer
 //     names.
@@ -84,7 +92,7 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if err != nil {
 		return nil, err
 	}
-	ln, ch, err := c.signInClient(ctx, s, o.ClientSecret, port, ep)
+	ln, ch, err := c.signInClient(ctx, s, o, port, ep)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +122,8 @@ func (c *Client) SignInWithOptions(ctx context.Context, s Server, o SignInOption
 
 // signInClient opens the redirect listener and chooses the client, as
 // BeginSignInWithOptions says. On error the listener is closed.
-func (c *Client) signInClient(ctx context.Context, s Server, secret string, port int, ep *endpoints) (net.Listener, chosenClient, error) {
-	resource := ep.resource
+func (c *Client) signInClient(ctx context.Context, s Server, o SignInOptions, port int, ep *endpoints) (net.Listener, chosenClient, error) {
+	resource, secret := ep.resource, o.ClientSecret
 	var ch chosenClient
 	switch {
 	case s.ClientID != "":
@@ -150,10 +158,11 @@ func (c *Client) signInClient(ctx context.Context, s Server, secret string, port
 		if err != nil {
 			return nil, ch, err
 		}
-		if stored != nil && stored.Kind == clientRegistered && stored.Method != AuthPrivateKeyJWT {
+		if stored != nil && stored.Kind == clientRegistered && stored.Method != AuthPrivateKeyJWT && !o.NewRegistration {
 			if p := redirectPort(stored.RedirectURI); p != 0 && (port == 0 || port == p) {
 				if ln, err := listen(p); err == nil {
 					ch.auth, _ = stored.auth()
+					ch.registered = true
 					return ln, ch, nil
 				}
 			}
@@ -172,6 +181,7 @@ func (c *Client) signInClient(ctx context.Context, s Server, secret string, port
 			return nil, ch, err
 		}
 		ch.auth, _ = cr.auth()
+		ch.registered = true
 		return ln, ch, nil
 	}
 	ln, err := listen(port)

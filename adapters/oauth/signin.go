@@ -96,8 +96,8 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 	return c.BeginSignInWithOptions(ctx, s, SignInOptions{})
 }
 
-// begin is BeginSignInWithOptions once the listener is open and the client
-// chosen (see signInClient); it closes nothing on failure, it cannot fail.
+// begin returns the SignIn of BeginSignInWithOptions on the open listener
+// ln with the chosen client, and starts serving ln. It cannot fail.
 func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
@@ -374,8 +374,8 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // resource, the client authenticated as p.auth says) and stores them as a
 // new credential, replacing an older one only now, after the client
 // registration p.save when there is one. A stored dynamic registration the
-// token endpoint refuses (invalid_client) is deleted. Errors name the token endpoint's
-// origin: those of Client.tokenRequest (AuthRefused ReasonTokenRefused or
+// token endpoint refuses (invalid_client) is deleted. Errors name the token
+// endpoint's origin: those of Client.tokenRequest (AuthRefused ReasonTokenRefused or
 // ReasonClientAuthRefused for a refused code or client, ...), fillToken,
 // Client.saveClient and Client.saveLocked.
 func (p *SignIn) exchange(ctx context.Context, code string) error {

@@ -67,8 +67,10 @@ type clientAuth struct {
 }
 
 // tokenRequest sends one grant (params, which must hold grant_type) to the
-// token endpoint ep through golang.org/x/oauth2, authenticating as auth,
-// and returns the answer's tokens and the OAuth error code of a refusal.
+// token endpoint ep through golang.org/x/oauth2, authenticating as auth
+// (a private_key_jwt assertion is for the issuer aud), and returns the
+// answer's tokens, or the OAuth error code of a refusal (only of a 400 or
+// 401, or a 2xx carrying one; "" otherwise).
 //
 // x/oauth2 does the request: its client_credentials token source sends any
 // grant, since its EndpointParams may set grant_type. Its auth style is
@@ -86,7 +88,7 @@ type clientAuth struct {
 // Transient "canceled"/"deadline_exceeded"; Refused ReasonRedirectRefused
 // for any 3xx; Transient ReasonUnavailable for a network failure, 429 or
 // 5xx; for an error answer (any other status, or an error code in a 2xx)
-// the refusal of tokenErrorReason, with code set; Protocol
+// the refusal of tokenErrorReason; Protocol
 // ReasonTokenResponseInvalid for an answer x/oauth2 cannot read (or over
 // the bound) or without an access token. Safe for concurrent use.
 func (c *Client) tokenRequest(ctx context.Context, server string, ep *url.URL, auth clientAuth, aud string, params url.Values) (tok *oauth2.Token, code string, err error) {

@@ -27,6 +27,11 @@ type OAuthConfig struct {
 	// LockTimeout bounds the wait for a credential's refresh lock; 0 means
 	// oauth.DefaultLockTimeout.
 	LockTimeout time.Duration
+	// AllowLoopbackHTTP is for tests and the MCP conformance client only
+	// (no CLI flag sets it): OAuth then also works with http URLs on
+	// exactly localhost, 127.0.0.1 and [::1] (oauth.Options.AllowLoopbackHTTP).
+	// false means https everywhere, as the MCP authorization spec requires.
+	AllowLoopbackHTTP bool
 }
 
 // Reasons of the OAuth flow of a Host.
@@ -68,6 +73,8 @@ func NewOAuth(tokens ports.TokenStore, locker ports.Locker, f *httptransport.Fac
 		Now:         cfg.Now,
 		LockTimeout: cfg.OAuth.LockTimeout,
 		ClientName:  cfg.OAuth.ClientName,
+
+		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
 	})
 }
 

@@ -18,7 +18,7 @@ const (
 	ReasonClientCredentialsInvalid = "client_credentials_invalid"
 	// ReasonCrossAppInvalid (Config): a cross-app sign-in was given no
 	// subject token, or an IdP token endpoint that is not an absolute https
-	// URL.
+	// URL (or, under Options.AllowLoopbackHTTP, an http loopback one).
 	ReasonCrossAppInvalid = "cross_app_invalid"
 	// ReasonTokenExchangeRefused (AuthRefused): the IdP refused the token
 	// exchange (RFC 8693) of the subject token for an authorization grant.
@@ -92,8 +92,8 @@ type CrossApp struct {
 
 // SignInClientCredentials signs in to s with no user: the client
 // credentials grant (OAuth 2.1 §4.2) at the token endpoint discovery finds,
-// with the RFC 8707 resource and the scope (s.Scopes, else the resource
-// metadata's scopes_supported; omitted when empty), the client
+// with the RFC 8707 resource and the scope (headlessScope; omitted when
+// empty), the client
 // authenticated with cc. The tokens are stored as a sign-in's are, the
 // client registration (with its secret or key) beside them; when the
 // access token expires it is renewed by the same grant, once across
@@ -101,7 +101,7 @@ type CrossApp struct {
 //
 // Errors: Config ReasonClientCredentialsInvalid; Config
 // ReasonClientKeyInvalid for an unreadable key or an Alg that does not fit
-// it; the errors of discovery; Unsupported ReasonClientAuthUnsupported when
+// it; the errors of discovery (a *DiscoveryError); Unsupported ReasonClientAuthUnsupported when
 // the server supports no method for this secret or key (or not the key's
 // algorithm); those of Client.tokenRequest (AuthRefused
 // ReasonClientAuthRefused for a refused client, ...), fillToken and the
@@ -110,7 +110,7 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	if err := c.credentialsShape(s, cc); err != nil {
 		return err
 	}
-	ep, err := c.discover(ctx, s, "")
+	ep, scopes, err := c.prepare(ctx, s, nil)
 	if err != nil {
 		return err
 	}
@@ -118,8 +118,8 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	if err != nil {
 		return err
 	}
+	scope := c.headlessScope(s, ep, scopes)
 	params := url.Values{"grant_type": {grantClientCredentials}, "resource": {ep.resource}}
-	scope := strings.Join(requestScopes(s, ep), " ")
 	if scope != "" {
 		params.Set("scope", scope)
 	}
@@ -130,7 +130,7 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	rec := newRecord(s, ep, auth.id)
 	rec.Grant = grantClientCredentials
 	rec.Scope = scope
-	if err := fillToken(tok, rec, c.now(), s.ID, originOf(ep.token.String())); err != nil {
+	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String())); err != nil {
 		return err
 	}
 	if err := c.saveClient(ctx, cr); err != nil {
@@ -160,7 +160,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if x.SubjectToken == "" {
 		return refuse(refusal.Config, ReasonCrossAppInvalid, s.ID, "")
 	}
-	if _, _, err := canonicalURL(x.IdPTokenEndpoint, s.ID); err != nil {
+	if _, _, err := c.urls.canonical(x.IdPTokenEndpoint, s.ID); err != nil {
 		return refuse(refusal.Config, ReasonCrossAppInvalid, s.ID, "")
 	}
 	idp, err := url.Parse(x.IdPTokenEndpoint)
@@ -170,7 +170,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err := c.credentialsShape(s, x.Client); err != nil {
 		return err
 	}
-	ep, err := c.discover(ctx, s, "")
+	ep, scopes, err := c.prepare(ctx, s, nil)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err != nil {
 		return err
 	}
-	scope := strings.Join(requestScopes(s, ep), " ")
+	scope := c.headlessScope(s, ep, scopes)
 	grant, err := c.exchangeForGrant(ctx, s.ID, idp, x, ep, scope)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 		return err
 	}
 	rec := newRecord(s, ep, auth.id)
-	if err := fillToken(tok, rec, c.now(), s.ID, originOf(ep.token.String())); err != nil {
+	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String())); err != nil {
 		return err
 	}
 	if err := c.saveClient(ctx, cr); err != nil {
@@ -228,7 +228,7 @@ func (c *Client) exchangeForGrant(ctx context.Context, server string, idp *url.U
 	if err != nil {
 		return "", err
 	}
-	origin := originOf(idp.String())
+	origin := c.urls.origin(idp.String())
 	switch {
 	case resp.status >= 400 && resp.status < 500:
 		return "", refuse(refusal.AuthRefused, ReasonTokenExchangeRefused, server, origin)
@@ -306,7 +306,7 @@ func (c *Client) confidentialClient(ctx context.Context, s Server, ep *endpoints
 	}
 	hasKey := len(cc.PrivateKeyPEM) > 0
 	cr := &clientRecord{Kind: clientPreregistered, Server: s.ID, Resource: ep.resource, Issuer: ep.issuer, ClientID: id}
-	asOrigin := originOf(ep.issuer)
+	asOrigin := c.urls.origin(ep.issuer)
 	if !hasKey {
 		m, ok := secretMethod(ep.authMethods)
 		if !ok {
@@ -354,13 +354,20 @@ func signingKeyFor(cc ClientCredentials, algs []string) (*signingKey, error) {
 // errNoAlg: no advertised algorithm fits the key.
 var errNoAlg = errors.New("no advertised algorithm fits the key")
 
-// requestScopes is the scope a headless sign-in asks for: s.Scopes, else
-// the resource metadata's scopes_supported.
-func requestScopes(s Server, ep *endpoints) []string {
-	if s.Scopes != nil {
-		return s.Scopes
+// headlessScope is the scope a headless sign-in asks for: the scopes a
+// sign-in would ask for (signInScopes: a pending step-up taken in, which
+// this sign-in now answers), without the offline_access an interactive
+// sign-in adds (a headless grant needs no refresh token; it is kept when
+// s.Scopes names it), space-separated.
+func (c *Client) headlessScope(s Server, ep *endpoints, scopes []string) string {
+	c.began(storeKey(s.ID, ep.resource), scopes)
+	out := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if sc != "offline_access" || slices.Contains(s.Scopes, sc) {
+			out = append(out, sc)
+		}
 	}
-	return ep.scopes
+	return strings.Join(out, " ")
 }
 
 // newRecord returns the credential of s from ep's authorization server for

@@ -414,3 +414,44 @@ func TestTokenResponseShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadlessOverLoopbackHTTP runs the headless sign-ins against a
+// plain-http fake under Options.AllowLoopbackHTTP, as the conformance
+// client meets them.
+func TestHeadlessOverLoopbackHTTP(t *testing.T) {
+	t.Run("client_secret_basic", func(t *testing.T) {
+		e := newLoopbackEnv(t, true)
+		e.as.set(func(f *fakeAS) {
+			f.clock, f.authMethods = e.now.Now, []string{AuthClientSecretBasic}
+			f.secrets["svc"] = "s-" + canary
+		})
+		require.NoError(t, e.c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", Secret: "s-" + canary}))
+		siStored(t, e, "srv")
+	})
+	t.Run("private_key_jwt", func(t *testing.T) {
+		e := newLoopbackEnv(t, true)
+		keyPEM, pub := testKeyPEM(t)
+		e.as.set(func(f *fakeAS) {
+			f.clock, f.authMethods, f.signingAlgs = e.now.Now, []string{AuthPrivateKeyJWT}, []string{"ES256"}
+			f.keys["svc"] = pub
+		})
+		require.NoError(t, e.c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", PrivateKeyPEM: keyPEM, Alg: "ES256"}))
+		var claims *jwt.Claims
+		e.as.set(func(f *fakeAS) { claims = f.lastAssertion })
+		require.NotNil(t, claims)
+		assert.Equal(t, jwt.Audience{e.as.URL()}, claims.Audience)
+	})
+	t.Run("cross-app", func(t *testing.T) {
+		e := newLoopbackEnv(t, true)
+		e.as.set(func(f *fakeAS) { f.clock, f.authMethods = e.now.Now, []string{AuthClientSecretBasic} })
+		require.NoError(t, e.c.SignInCrossApp(context.Background(), e.as.server("srv"), xaa(e)))
+		siStored(t, e, "srv")
+	})
+	t.Run("refused without the option", func(t *testing.T) {
+		e := newLoopbackEnv(t, false)
+		e.as.set(func(f *fakeAS) { f.secrets["svc"] = "s" })
+		err := e.c.SignInClientCredentials(context.Background(), e.as.server("srv"), ClientCredentials{ClientID: "svc", Secret: "s"})
+		require.Error(t, err)
+		assert.Zero(t, e.as.count("/token"))
+	})
+}

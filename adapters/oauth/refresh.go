@@ -77,7 +77,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, "")
 	}
 
-	tokenURL, err := httpsURL(cur.TokenEndpoint, server)
+	tokenURL, err := c.urls.link(cur.TokenEndpoint, server)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	origin := originOf(cur.TokenEndpoint)
+	origin := c.urls.origin(cur.TokenEndpoint)
 	params := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {cur.RefreshToken}, "resource": {cur.Resource}}
 	if cur.RefreshToken == "" { // a client credentials grant, renewed
 		params = url.Values{"grant_type": {grantClientCredentials}, "resource": {cur.Resource}}

@@ -46,7 +46,7 @@ func (c *Client) register(ctx context.Context, s Server, resource string, ep *en
 	if ep.registration == nil {
 		return nil, refuse(refusal.Unsupported, ReasonRegistrationUnavailable, s.ID, ep.origin)
 	}
-	origin := originOf(ep.registration.String())
+	origin := c.urls.origin(ep.registration.String())
 	asked := registrationMethod(ep.authMethods)
 	resp, err := c.postJSON(ctx, s.ID, ep.registration, registrationRequest{
 		ClientName:              c.clientName,

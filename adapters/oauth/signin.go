@@ -72,6 +72,7 @@ type SignIn struct {
 	host        string        // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
+	scopes      []string // requested; see signInScopes
 
 	srv       *http.Server
 	serveDone chan struct{} // closed when srv.Serve returned
@@ -97,8 +98,9 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 }
 
 // begin returns the SignIn of BeginSignInWithOptions on the open listener
-// ln with the chosen client, and starts serving ln. It cannot fail.
-func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient) *SignIn {
+// ln with the chosen client and the scopes to ask for, and starts serving
+// ln. It cannot fail.
+func (c *Client) begin(s Server, ep *endpoints, scopes []string, ln net.Listener, ch chosenClient) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
 	p := &SignIn{
@@ -107,6 +109,8 @@ func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
+	p.scopes = scopes
+	c.began(storeKey(s.ID, ep.resource), scopes)
 	p.authURL = p.authorizationURL()
 	p.life, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -129,8 +133,9 @@ func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient
 // authorizationURL returns the authorization endpoint with the parameters
 // of this sign-in added to the query it already had: response_type=code,
 // client_id, redirect_uri, state, code_challenge, code_challenge_method=S256,
-// resource (RFC 8707) and scope (s.Scopes, or when nil the resource
-// metadata's scopes_supported, space-separated; omitted when empty).
+// resource (RFC 8707: the server's canonical URL, wherever its metadata
+// was found) and scope (signInScopes, space-separated; omitted when
+// empty).
 func (p *SignIn) authorizationURL() string {
 	u := *p.ep.authorization
 	q := u.Query()
@@ -141,12 +146,8 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
 	q.Set("resource", p.ep.resource)
-	scopes := p.s.Scopes
-	if scopes == nil {
-		scopes = p.ep.scopes
-	}
-	if len(scopes) > 0 {
-		q.Set("scope", strings.Join(scopes, " "))
+	if len(p.scopes) > 0 {
+		q.Set("scope", strings.Join(p.scopes, " "))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -244,7 +245,8 @@ func (p *SignIn) Close() error {
 // opens a browser, or shows the URL), Wait, Close. Errors: Config
 // "oauth_options_invalid" when open is nil; those of BeginSignIn and Wait;
 // open's error when it is a *refusal.Error (its server filled in), else
-// Transient ReasonSignInOpenFailed. Safe for concurrent use.
+// Transient ReasonSignInOpenFailed. A discovery failure is BeginSignIn's
+// *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
 	return c.SignInWithOptions(ctx, s, SignInOptions{}, open)
 }
@@ -380,7 +382,7 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // Client.saveClient and Client.saveLocked.
 func (p *SignIn) exchange(ctx context.Context, code string) error {
 	id := p.s.ID
-	origin := originOf(p.ep.token.String())
+	origin := p.c.urls.origin(p.ep.token.String())
 	tok, _, err := p.c.tokenRequest(ctx, id, p.ep.token, p.auth, p.ep.issuer, url.Values{
 		"grant_type":    {grantAuthorizationCode},
 		"code":          {code},

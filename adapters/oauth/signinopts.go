@@ -46,11 +46,13 @@ type chosenClient struct {
 	registered bool
 }
 
-// BeginSignInWithOptions discovers s's endpoints, opens the loopback
-// redirect listener on 127.0.0.1, chooses the client and prepares the
-// authorization URL (PKCE S256, state, RFC 8707 resource). The caller must
-// Close the returned SignIn. Only a dynamic registration is stored before a
-// redirect has been exchanged for tokens.
+// BeginSignInWithOptions discovers s's endpoints (using the challenge
+// recorded for s, see RecordChallenge), opens the loopback redirect
+// listener on 127.0.0.1, chooses the client and prepares the authorization
+// URL (PKCE S256, state, RFC 8707 resource, the scopes of signInScopes,
+// which take in a pending step-up). The caller must Close the returned
+// SignIn. Only a dynamic registration is stored before a redirect has been
+// exchanged for tokens.
 //
 // The client, in this order:
 //   - s.ClientID, pre-registered: with o.ClientSecret, or the secret a
@@ -72,7 +74,8 @@ type chosenClient struct {
 // stored registration's, else any free one.
 //
 // Errors: Config ReasonCallbackPortInvalid for a port outside 0..65535; the
-// errors of discovery; Config ReasonURLInvalid for a ClientMetadataURL that
+// errors of discovery, each as a *DiscoveryError carrying the Report beside
+// the refusal (ReportOf); Config ReasonURLInvalid for a ClientMetadataURL that
 // is not https; Config ReasonClientSecretRequired, Unsupported
 // ReasonClientAuthUnsupported (no method fits); Transient
 // ReasonCallbackUnavailable when the listener cannot be opened; the errors
@@ -88,7 +91,7 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if port < 0 || port > 65535 {
 		return nil, refuse(refusal.Config, ReasonCallbackPortInvalid, s.ID, "")
 	}
-	ep, err := c.discover(ctx, s, "")
+	ep, scopes, err := c.prepare(ctx, s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -96,12 +99,12 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if err != nil {
 		return nil, err
 	}
-	return c.begin(s, ep, ln, ch), nil
+	return c.begin(s, ep, scopes, ln, ch), nil
 }
 
 // SignInWithOptions runs a whole sign-in for s with o:
 // BeginSignInWithOptions, open(URL), Wait, Close. Errors are those of
-// SignInWith.
+// SignInWith (a discovery failure is a *DiscoveryError).
 func (c *Client) SignInWithOptions(ctx context.Context, s Server, o SignInOptions, open func(authURL string) error) error {
 	if open == nil {
 		return refuse(refusal.Config, "oauth_options_invalid", s.ID, "")
@@ -143,7 +146,7 @@ func (c *Client) signInClient(ctx context.Context, s Server, o SignInOptions, po
 		}
 		m, ok := secretMethod(ep.authMethods)
 		if !ok {
-			return nil, ch, refuse(refusal.Unsupported, ReasonClientAuthUnsupported, s.ID, originOf(ep.issuer))
+			return nil, ch, refuse(refusal.Unsupported, ReasonClientAuthUnsupported, s.ID, c.urls.origin(ep.issuer))
 		}
 		ch.auth = clientAuth{method: m, id: s.ClientID, secret: secret}
 		ch.save = &clientRecord{Kind: clientPreregistered, Server: s.ID, Resource: resource, Issuer: ep.issuer,

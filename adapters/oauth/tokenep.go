@@ -92,7 +92,7 @@ type clientAuth struct {
 // ReasonTokenResponseInvalid for an answer x/oauth2 cannot read (or over
 // the bound) or without an access token. Safe for concurrent use.
 func (c *Client) tokenRequest(ctx context.Context, server string, ep *url.URL, auth clientAuth, aud string, params url.Values) (tok *oauth2.Token, code string, err error) {
-	_, origin, err := canonicalURL(ep.String(), server)
+	_, origin, err := c.urls.canonical(ep.String(), server)
 	if err != nil {
 		return nil, "", err
 	}

@@ -212,7 +212,7 @@ func registrationMethod(supported []string) string {
 // Transient ReasonStoreUnavailable (or the ctx refusal) when the store
 // fails. Safe for concurrent use.
 func (c *Client) ForgetClient(ctx context.Context, s Server) error {
-	ep, _, err := c.prepare(ctx, s, nil)
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}

@@ -28,13 +28,13 @@ type resourceMetadata struct {
 // document this package reads.
 type serverMetadata struct {
 	Issuer                        string   `json:"issuer"`
+	ScopesSupported               []string `json:"scopes_supported"`
 	AuthorizationEndpoint         string   `json:"authorization_endpoint"`
 	TokenEndpoint                 string   `json:"token_endpoint"`
 	RegistrationEndpoint          string   `json:"registration_endpoint"`
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
-	ScopesSupported               []string `json:"scopes_supported"`
 	clientMetadata
 }
 
@@ -61,7 +61,7 @@ type discovery struct {
 	rep *Report
 }
 
-// discover establishes, and checks link by link, the endpoints of s. ch is
+// discoverWith establishes, and checks link by link, the endpoints of s. ch is
 // the Bearer challenge recorded for s (zero when none): its
 // ResourceMetadata is followed instead of the well-known locations, and
 // its Scope, when not nil, is preferred to scopes_supported. rep, when not
@@ -105,7 +105,7 @@ type discovery struct {
 //     is followed, nor another location tried after one), Transient
 //     ReasonUnavailable (network, 429, 5xx: no other location is tried),
 //     Transient "canceled"/"deadline_exceeded".
-func (c *Client) discover(ctx context.Context, s Server, ch Challenge, rep *Report) (*endpoints, error) {
+func (c *Client) discoverWith(ctx context.Context, s Server, ch Challenge, rep *Report) (*endpoints, error) {
 	if rep != nil {
 		rep.Server = s.ID
 	}
@@ -117,7 +117,7 @@ func (c *Client) discover(ctx context.Context, s Server, ch Challenge, rep *Repo
 	return e, err
 }
 
-// run is discover's body.
+// run is discoverWith's body.
 func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 	s := d.s
 	resource, origin, err := d.c.urls.canonical(s.URL, s.ID)

@@ -71,13 +71,7 @@ func (c *Client) record(key string, ch Challenge) {
 	ch.Scope = slices.Clone(ch.Scope)
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
-	ev, ok := c.evidence[key]
-	if !ok && len(c.evidence) >= maxEvidence {
-		for k := range c.evidence {
-			delete(c.evidence, k)
-			break
-		}
-	}
+	ev := c.slot(key)
 	if ch.Error == "insufficient_scope" {
 		ev.stepUp = appendNew(ev.stepUp, ch.Scope...)
 		if ch.ResourceMetadata != "" && ev.challenge.ResourceMetadata == "" {
@@ -87,6 +81,19 @@ func (c *Client) record(key string, ch Challenge) {
 		ev.challenge = ch
 	}
 	c.evidence[key] = ev
+}
+
+// slot returns the evidence recorded for key, making room for it when key
+// has none and the map is full; the caller holds evMu and stores it back.
+func (c *Client) slot(key string) evidence {
+	ev, ok := c.evidence[key]
+	if !ok && len(c.evidence) >= maxEvidence {
+		for k := range c.evidence {
+			delete(c.evidence, k)
+			break
+		}
+	}
+	return ev
 }
 
 // evidenceOf returns a copy of the evidence recorded for key.
@@ -102,13 +109,7 @@ func (c *Client) evidenceOf(key string) evidence {
 func (c *Client) began(key string, scopes []string) {
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
-	ev, ok := c.evidence[key]
-	if !ok && len(c.evidence) >= maxEvidence {
-		for k := range c.evidence {
-			delete(c.evidence, k)
-			break
-		}
-	}
+	ev := c.slot(key)
 	ev.requested = slices.Clone(scopes)
 	ev.stepUp = nil
 	c.evidence[key] = ev

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
 )
 
 // record401 records the Bearer challenge h of a 401 for s on c.
@@ -355,4 +357,96 @@ func TestRootMetadataTokenBoundToServer(t *testing.T) {
 	st, err = e.c.Status(context.Background(), a)
 	require.NoError(t, err)
 	assert.Equal(t, SignedIn, st)
+}
+
+// TestSaveChallenge: a challenge saved by one process is the evidence of
+// another sharing the store (the CLI's login after a call saw the 401),
+// unless that one recorded its own; a step-up is not saved; what is saved
+// out of bounds or unreadable is ignored.
+func TestSaveChallenge(t *testing.T) {
+	custom := func(e *testEnv) string {
+		e.as.handle("/custom", jsonHandler(e.as.defaultResourceMeta()))
+		e.as.handle("/own", jsonHandler(e.as.defaultResourceMeta()))
+		return e.as.URL() + "/custom?" + canary
+	}
+	tests := []struct {
+		name      string
+		setup     func(t *testing.T, e *testEnv, s Server, other *Client)
+		custom    int // requests to /custom
+		scopes    []string
+		wellKnown int // requests to the path-inserted location
+	}{
+		{
+			name: "saved by another process",
+			setup: func(t *testing.T, e *testEnv, s Server, _ *Client) {
+				require.NoError(t, e.c.SaveChallenge(context.Background(), s, Challenge{Status: 401, ResourceMetadata: custom(e), Scope: []string{"x"}}))
+			},
+			custom: 1, scopes: []string{"x"},
+		},
+		{
+			name: "own record first",
+			setup: func(t *testing.T, e *testEnv, s Server, other *Client) {
+				custom(e)
+				require.NoError(t, e.c.SaveChallenge(context.Background(), s, Challenge{ResourceMetadata: e.as.URL() + "/custom"}))
+				require.NoError(t, other.RecordChallenge(s, Challenge{ResourceMetadata: e.as.URL() + "/own"}))
+			},
+			scopes: []string{"mcp.read", "mcp.write"},
+		},
+		{
+			name: "step-up not saved",
+			setup: func(t *testing.T, e *testEnv, s Server, _ *Client) {
+				require.NoError(t, e.c.SaveChallenge(context.Background(), s, Challenge{Status: 403, Error: "insufficient_scope", ResourceMetadata: custom(e), Scope: []string{"x"}}))
+			},
+			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write"},
+		},
+		{
+			name: "unreadable saved value ignored",
+			setup: func(t *testing.T, e *testEnv, s Server, _ *Client) {
+				require.NoError(t, e.store.Set(context.Background(), challengeKey(storeKey(s.ID, e.as.MCP())), []byte(`{"v":1,"scope":["a b"]}`)))
+			},
+			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			s := e.as.server("srv")
+			other := e.client(t)
+			tt.setup(t, e, s, other)
+			rep, err := other.Discover(context.Background(), s)
+			require.NoError(t, err)
+			assert.Equal(t, tt.custom, e.as.count("/custom"))
+			assert.Equal(t, tt.wellKnown, e.as.count(prPath))
+			assert.Equal(t, tt.scopes, rep.Scopes)
+			assertReportSafe(t, rep)
+		})
+	}
+}
+
+func TestSaveChallengeFailures(t *testing.T) {
+	e := newEnv(t)
+	s := e.as.server("srv")
+	err := e.c.SaveChallenge(context.Background(), Server{ID: "srv", URL: "http://x/" + canary}, Challenge{})
+	tokRequire(t, err, refusal.Config, ReasonURLInvalid)
+
+	e.store.Fail("Set", ports.ErrUnavailable)
+	err = e.c.SaveChallenge(context.Background(), s, Challenge{ResourceMetadata: e.as.URL() + "/custom"})
+	tokRequire(t, err, refusal.Transient, ReasonStoreUnavailable)
+	e.as.handle("/custom", jsonHandler(e.as.defaultResourceMeta()))
+	_, err = e.c.Discover(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, 1, e.as.count("/custom"), "the in-memory record stands")
+}
+
+// TestEvidenceBounded: however many server identities a Client records
+// challenges for, it keeps at most maxEvidence.
+func TestEvidenceBounded(t *testing.T) {
+	c := discoveryClient(t, testMaxBody, nil)
+	for i := range maxEvidence + 10 {
+		require.NoError(t, c.RecordChallenge(Server{ID: fmt.Sprint("s", i), URL: mcpURL}, Challenge{ResourceMetadata: "https://x/y"}))
+		c.began(storeKey(fmt.Sprint("b", i), mcpURL), []string{"a"})
+	}
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	assert.LessOrEqual(t, len(c.evidence), maxEvidence)
 }

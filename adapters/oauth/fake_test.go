@@ -68,26 +68,25 @@ type codeInfo struct {
 	clientID, redirectURI, challenge, resource string
 }
 
-// newFakeAS starts a fakeAS on TLS; it is closed with the test.
-func newFakeAS(t testing.TB) *fakeAS { return startFakeAS(t, true) }
-
-// newFakeASHTTP starts a fakeAS on plain http at 127.0.0.1, for
-// Options.AllowLoopbackHTTP; it is closed with the test.
-func newFakeASHTTP(t testing.TB) *fakeAS { return startFakeAS(t, false) }
-
-// startFakeAS starts a fakeAS, on TLS when tls.
-func startFakeAS(t testing.TB, tls bool) *fakeAS {
+// newFakeAS starts a fakeAS; it is closed with the test.
+func newFakeAS(t testing.TB) *fakeAS {
 	f := &fakeAS{
 		t: t, overrides: map[string]http.HandlerFunc{}, hits: map[string]int{}, clients: map[string]bool{},
 		codes: map[string]codeInfo{}, refreshes: map[string]bool{}, access: map[string]bool{},
 		expiresIn: 3600, rotate: true, advertiseIss: true, issInRedirect: true,
 	}
 	f.fakeClients = newFakeClients(t)
-	if tls {
-		f.ts = httptest.NewTLSServer(http.HandlerFunc(f.serve))
-	} else {
-		f.ts = httptest.NewServer(http.HandlerFunc(f.serve))
-	}
+	f.ts = httptest.NewTLSServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.ts.Close)
+	return f
+}
+
+// newFakeASHTTP starts a fakeAS on plain http at 127.0.0.1 instead, for
+// Options.AllowLoopbackHTTP; it is closed with the test.
+func newFakeASHTTP(t testing.TB) *fakeAS {
+	f := newFakeAS(t)
+	f.ts.Close()
+	f.ts = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.ts.Close)
 	return f
 }

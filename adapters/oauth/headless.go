@@ -110,7 +110,7 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	if err := c.credentialsShape(s, cc); err != nil {
 		return err
 	}
-	ep, scopes, err := c.prepare(ctx, s, nil)
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	if err != nil {
 		return err
 	}
-	scope := c.headlessScope(s, ep, scopes)
+	scope := c.headlessScope(s, ep)
 	params := url.Values{"grant_type": {grantClientCredentials}, "resource": {ep.resource}}
 	if scope != "" {
 		params.Set("scope", scope)
@@ -170,7 +170,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err := c.credentialsShape(s, x.Client); err != nil {
 		return err
 	}
-	ep, scopes, err := c.prepare(ctx, s, nil)
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err != nil {
 		return err
 	}
-	scope := c.headlessScope(s, ep, scopes)
+	scope := c.headlessScope(s, ep)
 	grant, err := c.exchangeForGrant(ctx, s.ID, idp, x, ep, scope)
 	if err != nil {
 		return err
@@ -354,15 +354,15 @@ func signingKeyFor(cc ClientCredentials, algs []string) (*signingKey, error) {
 // errNoAlg: no advertised algorithm fits the key.
 var errNoAlg = errors.New("no advertised algorithm fits the key")
 
-// headlessScope is the scope a headless sign-in asks for: the scopes a
-// sign-in would ask for (signInScopes: a pending step-up taken in, which
-// this sign-in now answers), without the offline_access an interactive
-// sign-in adds (a headless grant needs no refresh token; it is kept when
-// s.Scopes names it), space-separated.
-func (c *Client) headlessScope(s Server, ep *endpoints, scopes []string) string {
-	c.began(storeKey(s.ID, ep.resource), scopes)
-	out := make([]string, 0, len(scopes))
-	for _, sc := range scopes {
+// headlessScope is the scope a headless sign-in asks for: the scopes an
+// interactive sign-in would ask for (ep.request, see signInScopes: a
+// pending step-up taken in, which this sign-in now answers), without the
+// offline_access an interactive sign-in adds (a headless grant needs no
+// refresh token; it is kept when s.Scopes names it), space-separated.
+func (c *Client) headlessScope(s Server, ep *endpoints) string {
+	c.began(storeKey(s.ID, ep.resource), ep.request)
+	out := make([]string, 0, len(ep.request))
+	for _, sc := range ep.request {
 		if sc != "offline_access" || slices.Contains(s.Scopes, sc) {
 			out = append(out, sc)
 		}

@@ -72,7 +72,6 @@ type SignIn struct {
 	host        string        // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
-	scopes      []string // requested; see signInScopes
 
 	srv       *http.Server
 	serveDone chan struct{} // closed when srv.Serve returned
@@ -98,9 +97,8 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 }
 
 // begin returns the SignIn of BeginSignInWithOptions on the open listener
-// ln with the chosen client and the scopes to ask for, and starts serving
-// ln. It cannot fail.
-func (c *Client) begin(s Server, ep *endpoints, scopes []string, ln net.Listener, ch chosenClient) *SignIn {
+// ln with the chosen client, and starts serving ln. It cannot fail.
+func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
 	p := &SignIn{
@@ -109,8 +107,6 @@ func (c *Client) begin(s Server, ep *endpoints, scopes []string, ln net.Listener
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
-	p.scopes = scopes
-	c.began(storeKey(s.ID, ep.resource), scopes)
 	p.authURL = p.authorizationURL()
 	p.life, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -134,8 +130,10 @@ func (c *Client) begin(s Server, ep *endpoints, scopes []string, ln net.Listener
 // of this sign-in added to the query it already had: response_type=code,
 // client_id, redirect_uri, state, code_challenge, code_challenge_method=S256,
 // resource (RFC 8707: the server's canonical URL, wherever its metadata
-// was found) and scope (signInScopes, space-separated; omitted when
-// empty).
+// was found) and scope (the endpoints' request, see signInScopes,
+// space-separated; omitted when empty). It is called once, as the sign-in
+// begins, and notes those scopes as requested (which takes in a pending
+// step-up).
 func (p *SignIn) authorizationURL() string {
 	u := *p.ep.authorization
 	q := u.Query()
@@ -146,8 +144,9 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
 	q.Set("resource", p.ep.resource)
-	if len(p.scopes) > 0 {
-		q.Set("scope", strings.Join(p.scopes, " "))
+	p.c.began(storeKey(p.s.ID, p.ep.resource), p.ep.request)
+	if len(p.ep.request) > 0 {
+		q.Set("scope", strings.Join(p.ep.request, " "))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -245,7 +244,7 @@ func (p *SignIn) Close() error {
 // opens a browser, or shows the URL), Wait, Close. Errors: Config
 // "oauth_options_invalid" when open is nil; those of BeginSignIn and Wait;
 // open's error when it is a *refusal.Error (its server filled in), else
-// Transient ReasonSignInOpenFailed. A discovery failure is BeginSignIn's
+// Transient ReasonSignInOpenFailed. A discovery failure is a
 // *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
 	return c.SignInWithOptions(ctx, s, SignInOptions{}, open)

@@ -91,7 +91,7 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if port < 0 || port > 65535 {
 		return nil, refuse(refusal.Config, ReasonCallbackPortInvalid, s.ID, "")
 	}
-	ep, scopes, err := c.prepare(ctx, s, nil)
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if err != nil {
 		return nil, err
 	}
-	return c.begin(s, ep, scopes, ln, ch), nil
+	return c.begin(s, ep, ln, ch), nil
 }
 
 // SignInWithOptions runs a whole sign-in for s with o:

@@ -35,6 +35,7 @@ type serverMetadata struct {
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
+	clientMetadata
 }
 
 // Hints of a Report that take no argument.
@@ -517,6 +518,7 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
 	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
+	sm.clientMetadata.fill(e)
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/desktop"
+	"github.com/mcpward/mcpward/composition/headless"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -20,8 +22,8 @@ import (
 func Example() {
 	ctx := context.Background()
 	workspace, _ := os.Getwd()
-	host, cleanup, err := composition.Headless(
-		composition.StateDir(os.ExpandEnv("$HOME/.local/state/myagent/mcp")),
+	host, cleanup, err := headless.New(
+		os.ExpandEnv("$HOME/.local/state/myagent/mcp"),
 		nil, // the host's ports.WorkspaceTrust; nil: untrusted, repository unknown
 		composition.Config{
 			Lookup:    os.LookupEnv,                           // ${VAR} templates; core never reads the environment itself
@@ -62,8 +64,8 @@ func Example() {
 // server then carry the stored credential, refreshed when it expires.
 func ExampleHost_BeginSignIn() {
 	ctx := context.Background()
-	host, cleanup, err := composition.Desktop( // tokens in the OS keychain
-		composition.StateDir(os.ExpandEnv("$HOME/.local/state/myagent/mcp")), nil, nil,
+	host, cleanup, err := desktop.New( // tokens in the OS keychain
+		os.ExpandEnv("$HOME/.local/state/myagent/mcp"), nil, nil,
 		composition.Config{Lookup: os.LookupEnv, OAuth: &composition.OAuthConfig{ClientName: "myagent"}})
 	if err != nil {
 		log.Fatal(err)

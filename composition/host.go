@@ -267,18 +267,18 @@ type Host struct {
 	admitStdio bool
 }
 
-// NewDecider returns the activation Decider over the given ports; trust may
+// newDecider returns the activation Decider over the given ports; trust may
 // be nil (an untrusted workspace of unknown repository). It is a Wire
 // provider.
-func NewDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports.WorkspaceTrust, cfg Config) (*activation.Decider, error) {
+func newDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports.WorkspaceTrust, cfg Config) (*activation.Decider, error) {
 	return activation.New(activation.Options{Approvals: approvals, Audit: audit, Trust: trust, Now: cfg.Now})
 }
 
-// NewHost returns a Host. tokens and locker may be nil for a host that
+// newHost returns a Host. tokens and locker may be nil for a host that
 // never signs in anywhere; they are kept for the OAuth flow and checked by
 // Check. auth decides authentication during Evaluate and must be the one
-// dialer authenticates with (NewDialer). It is a Wire provider.
-func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, auth *Authentication, dialer *Dialer, cfg Config) *Host {
+// dialer authenticates with (newDialer). It is a Wire provider.
+func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, auth *Authentication, dialer *Dialer, cfg Config) *Host {
 	actor := cfg.Actor
 	if actor == "" {
 		actor = DefaultActor

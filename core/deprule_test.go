@@ -56,7 +56,7 @@ func TestDependencyRule(t *testing.T) {
 const cliModule = "composition/cmd/mcpward"
 
 // cliAdapters are the adapters the CLI may import: those composition
-// exposes types and reason words of (composition.SharedStore takes a
+// exposes types and reason words of (composition/shared.Store takes a
 // pgstore.Keyring; the shared store fails with pgstore's reasons), and
 // hostconfig, the pure decoder of other hosts' files that import uses.
 var cliAdapters = []string{"adapters/hostconfig", "adapters/httptransport", "adapters/oauth", "adapters/pgstore", "adapters/stdiotransport"}

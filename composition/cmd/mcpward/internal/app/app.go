@@ -16,6 +16,8 @@ import (
 	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/desktop"
+	"github.com/mcpward/mcpward/composition/headless"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -29,7 +31,7 @@ const (
 	ProfileDesktop  = "desktop"
 	// ProfileShared is chosen by --store (or MCPWARD_STORE): tokens,
 	// approvals, audit and refresh locks in a PostgreSQL database many
-	// machines share (composition.Shared); --profile is then ignored.
+	// machines share (shared.New); --profile is then ignored.
 	ProfileShared = "shared"
 )
 
@@ -55,7 +57,7 @@ type Options struct {
 	Profile string
 	// Store is --store, the DSN of the shared store ("" when not given:
 	// then MCPWARD_STORE is read). It is a secret when it carries a
-	// password: show only composition.RedactDSN of it.
+	// password: show only shared.RedactDSN of it.
 	Store string
 	// StoreKeyFile is --store-key-file (else MCPWARD_STORE_KEY_FILE).
 	StoreKeyFile Path
@@ -141,9 +143,9 @@ func New(o Options, e Env) (*App, error) {
 		a.Options.Profile = ProfileShared
 		h, cleanup, err = a.openShared(dsn, cfg)
 	} else if o.Profile == ProfileDesktop {
-		h, cleanup, err = composition.Desktop(composition.StateDir(a.StateDir), nil, a.Workspace, cfg)
+		h, cleanup, err = desktop.New(a.StateDir, nil, a.Workspace, cfg)
 	} else {
-		h, cleanup, err = composition.Headless(composition.StateDir(a.StateDir), a.Workspace, cfg)
+		h, cleanup, err = headless.New(a.StateDir, a.Workspace, cfg)
 	}
 	if err != nil {
 		a.HostErr = err

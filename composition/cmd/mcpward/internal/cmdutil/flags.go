@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/shared"
 )
 
 // Globals are the global flags, shared by every command as persistent
@@ -94,7 +94,7 @@ func (v *storeValue) String() string {
 	if *v.p == "" {
 		return ""
 	}
-	return composition.RedactDSN(*v.p)
+	return shared.RedactDSN(*v.p)
 }
 func (v *storeValue) Type() string { return "dsn" }
 

@@ -131,6 +131,7 @@ type Fleet struct {
 	set     *catalog.Set
 	sups    map[string]*supervisor.Server
 	diag    *diagnostics
+	logs    *serverLogs // nil when the Host forwards no server log messages
 
 	closeOnce sync.Once
 	closeErr  error
@@ -161,10 +162,10 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
-	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics()}
+	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics(), logs: h.fleetLogs()}
 	var conn *mcpsession.Connector
 	if h.dialer != nil {
-		conn = mcpsession.New(h.dialer.recording(f.diag), opts.Session)
+		conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.Session))
 	}
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -193,7 +194,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		if s, found := res.Server(name); found {
 			def = s.Def
 		}
-		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name, def, res.DeniedTools))
+		sv := supervisor.New(f.logs.wrap(conn, name, m), t, h.supervisorOptions(opts, name, def, res.DeniedTools))
 		f.sups[name] = sv
 		wg.Add(1)
 		go func() {
@@ -378,6 +379,7 @@ func (f *Fleet) Close() error {
 			}()
 		}
 		wg.Wait()
+		f.logs.close()
 		if len(errs) > 0 {
 			f.closeErr = errs[0]
 		}

@@ -242,6 +242,17 @@ type Config struct {
 	// panic recovered at a server's boundary, with the server id, the
 	// reason "panic" and the stack, never server text. nil discards them.
 	Logger *slog.Logger
+	// ServerLogLevel is the least level of the servers' own log messages
+	// (MCP notifications/message) the Host asks for and passes to Logger:
+	// a server that declares the logging capability is sent
+	// logging/setLevel after initialize, and each message it sends
+	// becomes one Logger record (MsgServerLog: the MCP level mapped by
+	// LevelOf, the text masked like Fleet.ServerStderr and sanitized,
+	// ServerLogBurst and ServerLogRate per server, the rest dropped and
+	// counted). The zero value is slog.LevelInfo; a Logger that enables
+	// only higher levels raises it; ServerLogsOff, or a nil Logger, asks
+	// for none.
+	ServerLogLevel slog.Level
 }
 
 // DefaultActor is the actor label of a Config without one.
@@ -260,6 +271,10 @@ type Host struct {
 	lookup    definition.Lookup
 	actor     string
 	logger    *slog.Logger
+	// serverLogLevel and now are Config.ServerLogLevel and Config.Now
+	// (logs.go).
+	serverLogLevel slog.Level
+	now            func() time.Time
 	// admitStdio is true when the host gave a process authority: only
 	// then is a stdio target put to the launch admission at evaluation
 	// (without one every launch is refused by name at connect, and a Host
@@ -298,6 +313,9 @@ func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		lookup:    cfg.Lookup,
 		actor:     actor,
 		logger:    cfg.Logger,
+
+		serverLogLevel: cfg.ServerLogLevel,
+		now:            cfg.Now,
 
 		admitStdio: cfg.Authority != nil,
 	}

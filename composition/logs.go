@@ -22,7 +22,7 @@ const (
 	MsgServerLog        = "server log"
 	MsgServerLogDropped = "server log messages dropped"
 	AttrServer          = "server"
-	AttrLevel           = "level"
+	AttrLevel           = "mcp_level"
 	AttrLogger          = "logger"
 	AttrText            = "text"
 	AttrDropped         = "dropped"

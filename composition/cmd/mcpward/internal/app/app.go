@@ -66,6 +66,11 @@ type Options struct {
 	// AllowHelpers are the headersHelper command lines allowed to run
 	// (--allow-header-helper).
 	AllowHelpers [][]string
+	// LogLevel is --log-level: the least level of the records written to
+	// Env.Log, the servers' own log messages among them (see
+	// composition.Config.ServerLogLevel). The zero value is
+	// slog.LevelInfo; the CLI's default is slog.LevelError.
+	LogLevel slog.Level
 }
 
 // Env is what a run sees of its process besides its streams.
@@ -76,10 +81,11 @@ type Env struct {
 	Cwd string
 	// ManagedPath is the default managed configuration file.
 	ManagedPath string
-	// Log receives the Host's log records (composition.Config.Logger):
-	// only errors, such as the stack of a panic recovered at a server's
-	// boundary, which that server's failure (internal panic) refers to.
-	// nil discards them.
+	// Log receives the Host's log records (composition.Config.Logger) at
+	// Options.LogLevel and above: the servers' own log messages
+	// (notifications/message, masked and sanitized) and errors such as
+	// the stack of a panic recovered at a server's boundary, which that
+	// server's failure (internal panic) refers to. nil discards them.
 	Log io.Writer
 }
 
@@ -132,7 +138,8 @@ func New(o Options, e Env) (*App, error) {
 		HelperAllowList: o.AllowHelpers, HelperEnv: helperEnv(e.Lookup),
 	}
 	if e.Log != nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: slog.LevelError}))
+		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: o.LogLevel}))
+		cfg.ServerLogLevel = o.LogLevel
 	}
 	var (
 		h       *composition.Host

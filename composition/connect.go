@@ -45,7 +45,39 @@ const DefaultConnectParallel = 4
 
 // ConnectOptions configure Connect. A nil *ConnectOptions means every
 // default.
+//
+// The knobs a host tunes come first; each is zero for its default, and
+// when set wins over the field it stands for in Supervisor. Everything
+// else (backoff, page bounds, the client identity) is in Supervisor and
+// Session.
 type ConnectOptions struct {
+	// ResultCap is the admission cap, in characters, of every tool result
+	// (what a call returns is cut to it and marked Truncated), unless the
+	// tool's own result-size metadata sets one; 0 means
+	// catalog.DefaultAdmissionCap (100,000).
+	ResultCap int
+	// ConnectTimeout bounds one connect attempt (connect and first
+	// discovery); 0 means supervisor.DefaultConnectTimeout (30 s),
+	// supervisor.NoTimeout none.
+	ConnectTimeout time.Duration
+	// CallTimeout is how long a tool call may go without a progress
+	// notification; 0 means supervisor.DefaultCallTimeout (10 min),
+	// supervisor.NoTimeout none. A definition's "timeout" may only
+	// shorten it.
+	CallTimeout time.Duration
+	// CallTimeoutMax is how long a tool call may last in all; 0 means
+	// supervisor.DefaultCallTimeoutMax (1 h), supervisor.NoTimeout none.
+	CallTimeoutMax time.Duration
+	// MaxItems and MaxBytes bound the discovery of each list kind of one
+	// server (items kept, bytes kept); 0 means catalog.DefaultMaxItems
+	// (50,000) and catalog.DefaultMaxBytes (32 MiB). A list cut short is
+	// marked Partial.
+	MaxItems int
+	MaxBytes int64
+	// Parallel bounds how many servers connect at once; 0 (or less) means
+	// DefaultConnectParallel (4).
+	Parallel int
+
 	// Names, when non-empty, limits Connect to these server names (a name
 	// no source defines gets a StateUnknown result). Empty means every
 	// defined name.
@@ -55,11 +87,9 @@ type ConnectOptions struct {
 	// concurrently for different servers, never concurrently for one. It
 	// must not block and must not call Fleet.Close.
 	OnStatus func(name string, st supervisor.Status)
-	// Parallel bounds how many servers connect at once; 0 (or less) means
-	// DefaultConnectParallel.
-	Parallel int
-	// Supervisor configures every supervisor; nil means the supervisor's
-	// defaults. Its OnChange is replaced by one calling OnStatus, and a nil
+	// Supervisor configures every supervisor beyond the knobs above (which
+	// win over its fields when set); nil means the supervisor's defaults.
+	// Its OnChange is replaced by one calling OnStatus, and a nil
 	// Logger by Config.Logger. The defaults bound every connect attempt
 	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
 	// tool call, whether made with Fleet.Call or through a ports.Tool of
@@ -257,6 +287,7 @@ func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definit
 	if opts.Supervisor != nil {
 		sopts = *opts.Supervisor
 	}
+	opts.applyKnobs(&sopts)
 	var copts catalog.Options
 	if sopts.Catalog != nil {
 		copts = *sopts.Catalog

@@ -1,6 +1,19 @@
-// Package composition is mcpward's composition root: the Wire injectors
-// that pick adapters per deployment profile (Desktop, Headless, Custom) and
-// the Host facade a host program drives.
+// Package composition is the package a host program embedding mcpward
+// drives: the Host (evaluate, approve, sign in, connect), its Config, and
+// the Fleet of connected servers whose tools go into the host's own tool
+// slot.
+//
+// A Host is built by one deployment profile, each a package of its own so
+// a program links only the stores it uses:
+//
+//	composition/memory    no files: approvals, audit and locks in memory (no OAuth)
+//	composition/headless  everything on files under a state directory
+//	composition/desktop   tokens in the OS keychain, the rest on files
+//	composition/shared    everything in one PostgreSQL database many machines share
+//	composition.New       the host's own ports (Ports)
+//
+// Each profile is a Wire injector (wire.go in its package; make wire
+// regenerates them).
 //
 // A Host runs the definitions and activation flow of mcpward in one
 // straight line: tier sources (bytes the host read, tagged with tier and

@@ -123,7 +123,7 @@ wire:
 	@cd composition && $(GO) tool wire ./...
 
 wirecheck:
-	@cd composition && $(GO) tool wire diff ./... >/dev/null || { echo "composition/wire_gen.go is stale: run make wire"; exit 1; }
+	@cd composition && $(GO) tool wire diff ./... >/dev/null || { echo "a wire_gen.go of composition is stale: run make wire"; exit 1; }
 
 bench:
 	@for m in $(MODULES); do \

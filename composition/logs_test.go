@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -244,4 +245,28 @@ func serverLogRecords(h *recordingHandler) []logRecord {
 		}
 	}
 	return out
+}
+
+// FuzzSanitizeLog: whatever a server sends, the text that reaches the
+// logger is valid UTF-8 without control or invisible formatting
+// characters, and within its bound.
+func FuzzSanitizeLog(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\x1b[31mb\x07", "\xff\xfe", "é\u202eé", strings.Repeat("€", 50)} {
+		f.Add(s, 16)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = 4 + int(uint(n)%200)
+		got := sanitizeLog(s, n)
+		if !utf8.ValidString(got) {
+			t.Fatalf("invalid UTF-8: %q", got)
+		}
+		if len(got) > n {
+			t.Fatalf("%d bytes over the bound %d", len(got), n)
+		}
+		for _, r := range got {
+			if r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 || invisible(r) {
+				t.Fatalf("control character %U kept in %q", r, got)
+			}
+		}
+	})
 }

@@ -391,8 +391,9 @@ func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMess
 }
 
 // Close closes every supervisor, waiting until each has stopped (no
-// session, child process or goroutine is left), and returns the first
-// close failure. It is idempotent.
+// session, child process or goroutine is left), logs the count of server
+// log messages dropped since the last one logged (MsgServerLogDropped),
+// and returns the first close failure. It is idempotent.
 func (f *Fleet) Close() error {
 	f.closeOnce.Do(func() {
 		var wg sync.WaitGroup

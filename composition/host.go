@@ -253,7 +253,9 @@ type Config struct {
 	// server Connect starts (supervisor.Options.Logger, unless
 	// ConnectOptions.Supervisor sets its own): it gets one Error record per
 	// panic recovered at a server's boundary, with the server id, the
-	// reason "panic" and the stack, never server text. nil discards them.
+	// reason "panic" and the stack, never server text; and the servers'
+	// own log messages, masked and sanitized (see ServerLogLevel). nil
+	// discards them.
 	Logger *slog.Logger
 	// ServerLogLevel is the least level of the servers' own log messages
 	// (MCP notifications/message) the Host asks for and passes to Logger:

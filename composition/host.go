@@ -286,10 +286,8 @@ type Host struct {
 	lookup    definition.Lookup
 	actor     string
 	logger    *slog.Logger
-	// serverLogLevel and now are Config.ServerLogLevel and Config.Now
-	// (logs.go).
+	// serverLogLevel is Config.ServerLogLevel (logs.go).
 	serverLogLevel slog.Level
-	now            func() time.Time
 	// admitStdio is true when the host gave a process authority: only
 	// then is a stdio target put to the launch admission at evaluation
 	// (without one every launch is refused by name at connect, and a Host
@@ -330,7 +328,6 @@ func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		logger:    cfg.Logger,
 
 		serverLogLevel: cfg.ServerLogLevel,
-		now:            cfg.Now,
 
 		admitStdio: cfg.Authority != nil,
 	}

@@ -256,7 +256,9 @@ func (h *Host) fleetLogs() *serverLogs {
 	if !ok {
 		return nil
 	}
-	return newServerLogs(h.logger, lvl, h.now)
+	// The rate is measured on the system clock, not Config.Now: a host
+	// that fixes the time of its records must not silence its servers.
+	return newServerLogs(h.logger, lvl, nil)
 }
 
 // sessionOptions returns o with LogLevel set to the level l asks servers

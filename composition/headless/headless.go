@@ -14,15 +14,14 @@
 // its workspace generations in workspaces/).
 package headless
 
-import "github.com/mcpward/mcpward/composition/internal/filestate"
-
 // StoreSubdir is the subdirectory of the state directory holding the
 // filestore.
-const StoreSubdir = filestate.StoreSubdir
+const StoreSubdir = "store"
 
 // ReasonStateDirUnusable is the reason of the refusal (Class Config) New
 // returns when the state directory cannot be used (it cannot be created,
 // or the filestore refuses it: a symlink, not owned by the user, open to
 // group or others); its Detail names the filestore's reason, never the
-// path.
-const ReasonStateDirUnusable = filestate.ReasonStateDirUnusable
+// path. (TestStateDirRefused and TestHeadlessKeepsEverythingOnFiles hold
+// these two to the values of the opener, composition/internal/filestate.)
+const ReasonStateDirUnusable = "state_dir_unusable"

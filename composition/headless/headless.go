@@ -22,6 +22,5 @@ const StoreSubdir = "store"
 // returns when the state directory cannot be used (it cannot be created,
 // or the filestore refuses it: a symlink, not owned by the user, open to
 // group or others); its Detail names the filestore's reason, never the
-// path. (TestStateDirRefused and TestHeadlessKeepsEverythingOnFiles hold
-// these two to the values of the opener, composition/internal/filestate.)
+// path.
 const ReasonStateDirUnusable = "state_dir_unusable"

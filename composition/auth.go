@@ -121,13 +121,13 @@ type need struct {
 	helper      []string
 }
 
-// NewAuthentication returns the Authentication of cfg: its
+// newAuthentication returns the Authentication of cfg: its
 // Authenticators, HelperAllowList and HelperEnv (all copied), and oc, the
 // deployment's OAuth client (nil when it offers no sign-in). It returns a
 // *refusal.Error of Class Config when an Authenticator is nil
 // (ReasonAuthenticatorNil) or HelperEnv is malformed
 // (httptransport.ReasonHelperEnvInvalid). It is a Wire provider.
-func NewAuthentication(cfg Config, oc *oauth.Client) (*Authentication, error) {
+func newAuthentication(cfg Config, oc *oauth.Client) (*Authentication, error) {
 	for id, a := range cfg.Authenticators {
 		if a == nil {
 			return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthenticatorNil, Server: id, Detail: "a registered authenticator is nil"}

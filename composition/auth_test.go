@@ -30,7 +30,7 @@ func TestNewAuthenticationRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewAuthentication(tt.cfg, nil)
+			_, err := newAuthentication(tt.cfg, nil)
 			assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 			assert.Equal(t, tt.reason, refusal.ReasonOf(err))
 			assert.NotContains(t, err.Error(), "x\x00y")
@@ -40,7 +40,7 @@ func TestNewAuthenticationRefuses(t *testing.T) {
 			assert.Equal(t, tt.reason, refusal.ReasonOf(err))
 		})
 	}
-	a, err := NewAuthentication(Config{HelperEnv: []string{"HOME=/h", "LANG="}}, nil)
+	a, err := newAuthentication(Config{HelperEnv: []string{"HOME=/h", "LANG="}}, nil)
 	require.NoError(t, err)
 	assert.NotNil(t, a)
 }
@@ -87,7 +87,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := NewAuthentication(cfg, nil)
+			a, err := newAuthentication(cfg, nil)
 			require.NoError(t, err)
 			kind, ref := a.decide(tt.def, "fp1")
 			if tt.reason == "" {
@@ -127,7 +127,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestAuthenticatorPerConnection(t *testing.T) {
-	a, err := NewAuthentication(Config{HelperAllowList: [][]string{{"/usr/bin/print-token"}}}, nil)
+	a, err := newAuthentication(Config{HelperAllowList: [][]string{{"/usr/bin/print-token"}}}, nil)
 	require.NoError(t, err)
 	_, ref := a.decide(httpDef("h", func(d *definition.Definition) { d.HeadersHelper = []string{"/usr/bin/print-token"} }), "fp")
 	require.Nil(t, ref)
@@ -140,7 +140,7 @@ func TestAuthenticatorPerConnection(t *testing.T) {
 }
 
 func TestAuthenticationRemembersByFingerprint(t *testing.T) {
-	a, err := NewAuthentication(Config{}, nil)
+	a, err := newAuthentication(Config{}, nil)
 	require.NoError(t, err)
 	oauth := httpDef("s", func(d *definition.Definition) { d.OAuth = &definition.OAuth{} })
 	plain := httpDef("s", nil)
@@ -177,7 +177,7 @@ func TestAuthenticationRemembersByFingerprint(t *testing.T) {
 func TestAuthenticationCopiesConfig(t *testing.T) {
 	allow := [][]string{{"/usr/bin/print-token"}}
 	hosts := map[string]ports.Authenticator{"x": portstest.NewAuthenticator(nil, 0)}
-	a, err := NewAuthentication(Config{HelperAllowList: allow, Authenticators: hosts}, nil)
+	a, err := newAuthentication(Config{HelperAllowList: allow, Authenticators: hosts}, nil)
 	require.NoError(t, err)
 	allow[0][0] = "/usr/bin/evil"
 	delete(hosts, "x")
@@ -189,7 +189,7 @@ func TestAuthenticationCopiesConfig(t *testing.T) {
 }
 
 func TestAuthenticationConcurrent(t *testing.T) {
-	a, err := NewAuthentication(Config{}, nil)
+	a, err := newAuthentication(Config{}, nil)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -206,13 +206,13 @@ func TestAuthenticationConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestHostWithoutAuthenticationIsStrict: a Host built by NewHost with a
+// TestHostWithoutAuthenticationIsStrict: a Host built by newHost with a
 // nil Authentication refuses oauth and every helper rather than skipping
 // the decision.
 func TestHostWithoutAuthenticationIsStrict(t *testing.T) {
-	d, err := NewDecider(portstest.NewApprovalStore(), portstest.NewAuditLog(), nil, Config{})
+	d, err := newDecider(portstest.NewApprovalStore(), portstest.NewAuditLog(), nil, Config{})
 	require.NoError(t, err)
-	h := NewHost(d, portstest.NewApprovalStore(), portstest.NewAuditLog(), nil, nil, nil, nil, Config{})
+	h := newHost(d, portstest.NewApprovalStore(), portstest.NewAuditLog(), nil, nil, nil, nil, Config{})
 	ev := h.Evaluate(context.Background(), userSrc(`{"mcpServers": {
 	  "o": {"type": "http", "url": "https://o.example.com/mcp", "oauth": {"clientId": "c"}},
 	  "h": {"type": "http", "url": "https://h.example.com/mcp", "headersHelper": ["/usr/bin/print-token"]},

@@ -45,7 +45,39 @@ const DefaultConnectParallel = 4
 
 // ConnectOptions configure Connect. A nil *ConnectOptions means every
 // default.
+//
+// The knobs a host tunes come first; each is zero for its default, and
+// when set wins over the field it stands for in Supervisor. Everything
+// else (backoff, page bounds, the client identity) is in Supervisor and
+// Session.
 type ConnectOptions struct {
+	// ResultCap is the admission cap, in characters, of every tool result
+	// (what a call returns is cut to it and marked Truncated), unless the
+	// tool's own result-size metadata sets one; 0 means
+	// catalog.DefaultAdmissionCap (100,000).
+	ResultCap int
+	// ConnectTimeout bounds one connect attempt (connect and first
+	// discovery); 0 means supervisor.DefaultConnectTimeout (30 s),
+	// supervisor.NoTimeout none.
+	ConnectTimeout time.Duration
+	// CallTimeout is how long a tool call may go without a progress
+	// notification; 0 means supervisor.DefaultCallTimeout (10 min),
+	// supervisor.NoTimeout none. A definition's "timeout" may only
+	// shorten it.
+	CallTimeout time.Duration
+	// CallTimeoutMax is how long a tool call may last in all; 0 means
+	// supervisor.DefaultCallTimeoutMax (1 h), supervisor.NoTimeout none.
+	CallTimeoutMax time.Duration
+	// MaxItems and MaxBytes bound the discovery of each list kind of one
+	// server (items kept, bytes kept); 0 means catalog.DefaultMaxItems
+	// (50,000) and catalog.DefaultMaxBytes (32 MiB). A list cut short is
+	// marked Partial.
+	MaxItems int
+	MaxBytes int64
+	// Parallel bounds how many servers connect at once; 0 (or less) means
+	// DefaultConnectParallel (4).
+	Parallel int
+
 	// Names, when non-empty, limits Connect to these server names (a name
 	// no source defines gets a StateUnknown result). Empty means every
 	// defined name.
@@ -55,11 +87,9 @@ type ConnectOptions struct {
 	// concurrently for different servers, never concurrently for one. It
 	// must not block and must not call Fleet.Close.
 	OnStatus func(name string, st supervisor.Status)
-	// Parallel bounds how many servers connect at once; 0 (or less) means
-	// DefaultConnectParallel.
-	Parallel int
-	// Supervisor configures every supervisor; nil means the supervisor's
-	// defaults. Its OnChange is replaced by one calling OnStatus, and a nil
+	// Supervisor configures every supervisor beyond the knobs above (which
+	// win over its fields when set); nil means the supervisor's defaults.
+	// Its OnChange is replaced by one calling OnStatus, and a nil
 	// Logger by Config.Logger. The defaults bound every connect attempt
 	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
 	// tool call, whether made with Fleet.Call or through a ports.Tool of
@@ -131,6 +161,7 @@ type Fleet struct {
 	set     *catalog.Set
 	sups    map[string]*supervisor.Server
 	diag    *diagnostics
+	logs    *serverLogs // nil when the Host forwards no server log messages
 
 	closeOnce sync.Once
 	closeErr  error
@@ -161,10 +192,10 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		slices.Sort(names)
 		names = slices.Compact(names)
 	}
-	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics()}
+	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics(), logs: h.fleetLogs()}
 	var conn *mcpsession.Connector
 	if h.dialer != nil {
-		conn = mcpsession.New(h.dialer.recording(f.diag), opts.Session)
+		conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.Session))
 	}
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -193,7 +224,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		if s, found := res.Server(name); found {
 			def = s.Def
 		}
-		sv := supervisor.New(conn, t, h.supervisorOptions(opts, name, def, res.DeniedTools))
+		sv := supervisor.New(f.logs.wrap(conn, name, m), t, h.supervisorOptions(opts, name, def, res.DeniedTools))
 		f.sups[name] = sv
 		wg.Add(1)
 		go func() {
@@ -256,6 +287,7 @@ func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definit
 	if opts.Supervisor != nil {
 		sopts = *opts.Supervisor
 	}
+	opts.applyKnobs(&sopts)
 	var copts catalog.Options
 	if sopts.Catalog != nil {
 		copts = *sopts.Catalog
@@ -359,8 +391,9 @@ func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMess
 }
 
 // Close closes every supervisor, waiting until each has stopped (no
-// session, child process or goroutine is left), and returns the first
-// close failure. It is idempotent.
+// session, child process or goroutine is left), logs the count of server
+// log messages dropped since the last one logged (MsgServerLogDropped),
+// and returns the first close failure. It is idempotent.
 func (f *Fleet) Close() error {
 	f.closeOnce.Do(func() {
 		var wg sync.WaitGroup
@@ -378,6 +411,7 @@ func (f *Fleet) Close() error {
 			}()
 		}
 		wg.Wait()
+		f.logs.close()
 		if len(errs) > 0 {
 			f.closeErr = errs[0]
 		}

@@ -71,11 +71,11 @@ type Dialer struct {
 
 var _ mcpsession.Dialer = (*Dialer)(nil)
 
-// NewHTTPFactory returns the HTTP transport factory of cfg: cfg.Egress
+// newHTTPFactory returns the HTTP transport factory of cfg: cfg.Egress
 // (nil means core/egress's strict default: https to public addresses, http
 // to loopback only) and cfg.HTTP (nil means httptransport's strict
 // defaults). It is a Wire provider.
-func NewHTTPFactory(cfg Config) *httptransport.Factory {
+func newHTTPFactory(cfg Config) *httptransport.Factory {
 	policy := cfg.Egress
 	if policy == nil {
 		policy = egress.Default()
@@ -83,20 +83,20 @@ func NewHTTPFactory(cfg Config) *httptransport.Factory {
 	return httptransport.New(policy, cfg.HTTP)
 }
 
-// NewLauncher returns the stdio launcher of cfg: cfg.Authority (nil means
+// newLauncher returns the stdio launcher of cfg: cfg.Authority (nil means
 // every launch is refused with ReasonNoProcessAuthority) and cfg.Stdio
 // (nil means stdiotransport's defaults). It is a Wire provider.
-func NewLauncher(cfg Config) *stdiotransport.Launcher {
+func newLauncher(cfg Config) *stdiotransport.Launcher {
 	return stdiotransport.New(processAuthority(cfg), cfg.Stdio)
 }
 
-// NewDialer returns a Dialer building HTTP transports with f, stdio
+// newDialer returns a Dialer building HTTP transports with f, stdio
 // transports with l, and authenticating HTTP connections as auth decides
 // (auth must be the Authentication the Host evaluates with). It panics when
 // any argument is nil. It is a Wire provider.
-func NewDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authentication) *Dialer {
+func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authentication) *Dialer {
 	if f == nil || l == nil || auth == nil {
-		panic("composition: NewDialer needs a factory, a launcher and an authentication")
+		panic("composition: newDialer needs a factory, a launcher and an authentication")
 	}
 	return &Dialer{http: f, stdio: l, auth: auth}
 }

@@ -6,53 +6,77 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
 
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/desktop"
+	"github.com/mcpward/mcpward/composition/memory"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
-// A host embeds mcpward like this: build the Host of its deployment profile,
-// hand it the configuration bytes it read (tagged with tier and origin),
-// connect, and put the discovered tools into its own generic tool slot.
-// Every server ends in a result the host can branch on.
+// A host embeds mcpward like this: build a Host (here the in-memory
+// profile: no state directory), hand it the configuration it read, tagged
+// with tier and origin, connect, and put the discovered tools into its own
+// generic tool slot. Every server ends in a result the host can branch on.
 func Example() {
 	ctx := context.Background()
 	workspace, _ := os.Getwd()
-	host, cleanup, err := composition.Headless(
-		composition.StateDir(os.ExpandEnv("$HOME/.local/state/myagent/mcp")),
-		nil, // the host's ports.WorkspaceTrust; nil: untrusted, repository unknown
-		composition.Config{
-			Lookup:    os.LookupEnv,                           // ${VAR} templates; core never reads the environment itself
-			Authority: composition.NewEnvAuthority(workspace), // who may spawn stdio servers, and with which env
-			Actor:     "myagent",                              // labels approvals and audit records
-		})
+	host, err := memory.New(nil, composition.Config{
+		Lookup:    os.LookupEnv,                           // ${VAR} templates; mcpward never reads the environment itself
+		Authority: composition.NewEnvAuthority(workspace), // who may spawn stdio servers, and with which environment
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer cleanup()
 
-	user, _ := os.ReadFile(os.ExpandEnv("$HOME/.config/myagent/mcp.json"))
-	srcs := []definition.Source{{Tier: ports.TierUser, Origin: "~/.config/myagent/mcp.json", Data: user}}
-
-	fleet := host.Connect(ctx, srcs, nil)
+	config := []byte(`{"mcpServers": {"example": {"command": ` + exampleServer() + `}}}`)
+	fleet := host.Connect(ctx, []definition.Source{{Tier: ports.TierUser, Origin: "agent.json", Data: config}},
+		&composition.ConnectOptions{CallTimeout: time.Minute})
 	defer fleet.Close()
-	for _, s := range fleet.Servers() {
-		// s.State is allowed/denied/refused/... or connected/failed; a
-		// failure carries a refusal.Class to branch on and a reason word.
-		fmt.Println(s.Name, s.State, s.Reason, len(s.Tools))
-	}
 
-	var slot []ports.Tool // the host's generic tool slot
-	slot = append(slot, fleet.Set().Tools()...)
-	for _, t := range slot {
-		res, err := t.Call(ctx, json.RawMessage(`{}`))
-		if refusal.ClassOf(err) == refusal.Config {
-			continue // invalid arguments, refused before anything was sent
+	for _, s := range fleet.Servers() {
+		if s.State != composition.StateConnected {
+			fmt.Println(s.Name, s.State, s.Reason) // failed (with s.Class), refused, denied, ...: a reason word
+			continue
 		}
-		_ = res // res.Content is cut to the admission cap; res.Truncated says so
+		fmt.Println(s.Name, s.State, len(s.Tools), "tools")
 	}
+	for _, t := range fleet.Set().Tools() { // []ports.Tool: the host's generic tool slot
+		if t.Spec().Name != "mcp__example__add" {
+			continue
+		}
+		res, err := t.Call(ctx, json.RawMessage(`{"a": 2, "b": 3}`)) // validated against the schema first
+		if err != nil {
+			log.Fatal(refusal.ReasonOf(err)) // a *refusal.Error: Class to branch on, Reason word
+		}
+		fmt.Println(t.Spec().Name, string(res.Content))
+	}
+	// Output:
+	// example connected 4 tools
+	// mcp__example__add [{"type":"text","text":"5"}]
+}
+
+// exampleServer builds the example MCP server of examples/server (once)
+// and returns its path as a JSON string.
+func exampleServer() string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("composition-example-%d", os.Getpid())) // TestMain removes it
+	bin := filepath.Join(dir, "example-server")
+	if _, err := os.Stat(bin); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			log.Fatal(err)
+		}
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Dir = filepath.Join("..", "examples", "server")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			log.Fatalf("building the example server: %v\n%s", err, out)
+		}
+	}
+	q, _ := json.Marshal(bin)
+	return string(q)
 }
 
 // A host with its own sign-in page drives the OAuth sign-in of a server
@@ -62,8 +86,8 @@ func Example() {
 // server then carry the stored credential, refreshed when it expires.
 func ExampleHost_BeginSignIn() {
 	ctx := context.Background()
-	host, cleanup, err := composition.Desktop( // tokens in the OS keychain
-		composition.StateDir(os.ExpandEnv("$HOME/.local/state/myagent/mcp")), nil, nil,
+	host, cleanup, err := desktop.New( // tokens in the OS keychain
+		os.ExpandEnv("$HOME/.local/state/myagent/mcp"), nil, nil,
 		composition.Config{Lookup: os.LookupEnv, OAuth: &composition.OAuthConfig{ClientName: "myagent"}})
 	if err != nil {
 		log.Fatal(err)

@@ -8,6 +8,7 @@ require (
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0
 	github.com/mcpward/mcpward/adapters/keychainstore v0.0.0
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0
+	github.com/mcpward/mcpward/adapters/memstore v0.0.0-00010101000000-000000000000
 	github.com/mcpward/mcpward/adapters/oauth v0.0.0
 	github.com/mcpward/mcpward/adapters/pgstore v0.0.0
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0
@@ -58,6 +59,7 @@ replace (
 	github.com/mcpward/mcpward/adapters/httptransport => ../adapters/httptransport
 	github.com/mcpward/mcpward/adapters/keychainstore => ../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../adapters/mcpsession
+	github.com/mcpward/mcpward/adapters/memstore => ../adapters/memstore
 	github.com/mcpward/mcpward/adapters/oauth => ../adapters/oauth
 	github.com/mcpward/mcpward/adapters/pgstore => ../adapters/pgstore
 	github.com/mcpward/mcpward/adapters/stdiotransport => ../adapters/stdiotransport

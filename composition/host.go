@@ -1,6 +1,19 @@
-// Package composition is mcpward's composition root: the Wire injectors
-// that pick adapters per deployment profile (Desktop, Headless, Custom) and
-// the Host facade a host program drives.
+// Package composition is the package a host program embedding mcpward
+// drives: the Host (evaluate, approve, sign in, connect), its Config, and
+// the Fleet of connected servers whose tools go into the host's own tool
+// slot.
+//
+// A Host is built by one deployment profile, each a package of its own so
+// a program links only the stores it uses:
+//
+//	composition/memory    no files: approvals, audit and locks in memory (no OAuth)
+//	composition/headless  everything on files under a state directory
+//	composition/desktop   tokens in the OS keychain, the rest on files
+//	composition/shared    everything in one PostgreSQL database many machines share
+//	composition.New       the host's own ports (Ports)
+//
+// Each profile is a Wire injector (wire.go in its package; make wire
+// regenerates them).
 //
 // A Host runs the definitions and activation flow of mcpward in one
 // straight line: tier sources (bytes the host read, tagged with tier and
@@ -240,8 +253,21 @@ type Config struct {
 	// server Connect starts (supervisor.Options.Logger, unless
 	// ConnectOptions.Supervisor sets its own): it gets one Error record per
 	// panic recovered at a server's boundary, with the server id, the
-	// reason "panic" and the stack, never server text. nil discards them.
+	// reason "panic" and the stack, never server text; and the servers'
+	// own log messages, masked and sanitized (see ServerLogLevel). nil
+	// discards them.
 	Logger *slog.Logger
+	// ServerLogLevel is the least level of the servers' own log messages
+	// (MCP notifications/message) the Host asks for and passes to Logger:
+	// a server that declares the logging capability is sent
+	// logging/setLevel after initialize, and each message it sends
+	// becomes one Logger record (MsgServerLog: the MCP level mapped by
+	// LevelOf, the text masked like Fleet.ServerStderr and sanitized,
+	// ServerLogBurst and ServerLogRate per server, the rest dropped and
+	// counted). The zero value is slog.LevelInfo; a Logger that enables
+	// only higher levels raises it; ServerLogsOff, or a nil Logger, asks
+	// for none.
+	ServerLogLevel slog.Level
 }
 
 // DefaultActor is the actor label of a Config without one.
@@ -260,6 +286,8 @@ type Host struct {
 	lookup    definition.Lookup
 	actor     string
 	logger    *slog.Logger
+	// serverLogLevel is Config.ServerLogLevel (logs.go).
+	serverLogLevel slog.Level
 	// admitStdio is true when the host gave a process authority: only
 	// then is a stdio target put to the launch admission at evaluation
 	// (without one every launch is refused by name at connect, and a Host
@@ -267,18 +295,18 @@ type Host struct {
 	admitStdio bool
 }
 
-// NewDecider returns the activation Decider over the given ports; trust may
+// newDecider returns the activation Decider over the given ports; trust may
 // be nil (an untrusted workspace of unknown repository). It is a Wire
 // provider.
-func NewDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports.WorkspaceTrust, cfg Config) (*activation.Decider, error) {
+func newDecider(approvals ports.ApprovalStore, audit ports.AuditLog, trust ports.WorkspaceTrust, cfg Config) (*activation.Decider, error) {
 	return activation.New(activation.Options{Approvals: approvals, Audit: audit, Trust: trust, Now: cfg.Now})
 }
 
-// NewHost returns a Host. tokens and locker may be nil for a host that
+// newHost returns a Host. tokens and locker may be nil for a host that
 // never signs in anywhere; they are kept for the OAuth flow and checked by
 // Check. auth decides authentication during Evaluate and must be the one
-// dialer authenticates with (NewDialer). It is a Wire provider.
-func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, auth *Authentication, dialer *Dialer, cfg Config) *Host {
+// dialer authenticates with (newDialer). It is a Wire provider.
+func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.AuditLog, tokens ports.TokenStore, locker ports.Locker, auth *Authentication, dialer *Dialer, cfg Config) *Host {
 	actor := cfg.Actor
 	if actor == "" {
 		actor = DefaultActor
@@ -298,6 +326,8 @@ func NewHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		lookup:    cfg.Lookup,
 		actor:     actor,
 		logger:    cfg.Logger,
+
+		serverLogLevel: cfg.ServerLogLevel,
 
 		admitStdio: cfg.Authority != nil,
 	}

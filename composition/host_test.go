@@ -48,7 +48,7 @@ func newFixture(t *testing.T, vars map[string]string) *fixture {
 		audit:     portstest.NewAuditLog(),
 		trust:     portstest.NewWorkspaceTrust(facts),
 	}
-	h, err := composition.Custom(composition.Ports{
+	h, err := composition.New(composition.Ports{
 		Tokens:    portstest.NewTokenStore(),
 		Locker:    portstest.NewLocker(),
 		Approvals: f.approvals,
@@ -392,12 +392,12 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, composition.ReasonStoreCorrupt, refusal.ReasonOf(checks[1].Err))
 
 	// A host without tokens or locks is not probed for them.
-	h, err := composition.Custom(composition.Ports{Approvals: portstest.NewApprovalStore(), Audit: portstest.NewAuditLog()}, composition.Config{})
+	h, err := composition.New(composition.Ports{Approvals: portstest.NewApprovalStore(), Audit: portstest.NewAuditLog()}, composition.Config{})
 	require.NoError(t, err)
 	assert.Len(t, h.Check(context.Background(), time.Second), 2)
 }
 
 func TestCustomRequiresApprovalsAndAudit(t *testing.T) {
-	_, err := composition.Custom(composition.Ports{Audit: portstest.NewAuditLog()}, composition.Config{})
+	_, err := composition.New(composition.Ports{Audit: portstest.NewAuditLog()}, composition.Config{})
 	assert.Equal(t, activation.ReasonInvalidOptions, refusal.ReasonOf(err))
 }

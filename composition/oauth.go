@@ -50,14 +50,14 @@ const (
 	ReasonNotUsable = "not_usable"
 )
 
-// NewOAuth returns the OAuth client of the deployment, or nil when
+// newOAuth returns the OAuth client of the deployment, or nil when
 // cfg.OAuth is nil (no sign-in is offered: an oauth definition is refused
 // with ReasonOAuthSignInUnavailable). Its requests use f's admitted
 // per-origin clients; its credentials live in tokens, refreshes are
 // serialized with locker. It returns a *refusal.Error of Class Config,
 // ReasonOAuthStoreMissing, when tokens or locker is nil. It is a Wire
 // provider.
-func NewOAuth(tokens ports.TokenStore, locker ports.Locker, f *httptransport.Factory, cfg Config) (*oauth.Client, error) {
+func newOAuth(tokens ports.TokenStore, locker ports.Locker, f *httptransport.Factory, cfg Config) (*oauth.Client, error) {
 	if cfg.OAuth == nil {
 		return nil, nil
 	}

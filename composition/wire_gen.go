@@ -6,142 +6,38 @@
 
 package composition
 
-import (
-	"context"
-	"github.com/mcpward/mcpward/adapters/keychainstore"
-	"github.com/mcpward/mcpward/ports"
-)
-
 // Injectors from wire.go:
 
-// Desktop builds a Host for a person's machine: tokens in the OS keychain
-// (kc configures it; nil for the defaults), approvals, audit and locks on
-// files under dir. The cleanup closes the file store.
-func Desktop(dir StateDir, kc *keychainstore.Options, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
-	store, cleanup, err := OpenFileStore(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	decider, err := NewDecider(store, store, trust, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	keychainstoreStore, err := keychainstore.New(kc)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	factory := NewHTTPFactory(cfg)
-	client, err := NewOAuth(keychainstoreStore, store, factory, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	authentication, err := NewAuthentication(cfg, client)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	launcher := NewLauncher(cfg)
-	dialer := NewDialer(factory, launcher, authentication)
-	host := NewHost(decider, store, store, keychainstoreStore, store, authentication, dialer, cfg)
-	return host, func() {
-		cleanup()
-	}, nil
-}
-
-// Headless builds a Host for a machine without a keychain (servers, CI,
-// containers): tokens, approvals, audit and locks all on files under dir.
-// The cleanup closes the file store.
-func Headless(dir StateDir, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
-	store, cleanup, err := OpenFileStore(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	decider, err := NewDecider(store, store, trust, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	factory := NewHTTPFactory(cfg)
-	client, err := NewOAuth(store, store, factory, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	authentication, err := NewAuthentication(cfg, client)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	launcher := NewLauncher(cfg)
-	dialer := NewDialer(factory, launcher, authentication)
-	host := NewHost(decider, store, store, store, store, authentication, dialer, cfg)
-	return host, func() {
-		cleanup()
-	}, nil
-}
-
-// Shared builds a Host for one of many machines sharing a PostgreSQL
-// database (store): tokens, approvals, audit and refresh locks all in
-// pgstore, so every Host on the database shares one sign-in per server,
-// one audit trail and one refresh per credential (see SharedStore and
-// adapters/pgstore for what is shared and what stays local). ctx bounds
-// opening the store. It fails as OpenSharedStore does, never falling back
-// to files. The cleanup closes the store, releasing its locks.
-func Shared(ctx context.Context, store SharedStore, trust ports.WorkspaceTrust, cfg Config) (*Host, func(), error) {
-	pgstoreStore, cleanup, err := OpenSharedStore(ctx, store)
-	if err != nil {
-		return nil, nil, err
-	}
-	decider, err := NewDecider(pgstoreStore, pgstoreStore, trust, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	factory := NewHTTPFactory(cfg)
-	client, err := NewOAuth(pgstoreStore, pgstoreStore, factory, cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	authentication, err := NewAuthentication(cfg, client)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	launcher := NewLauncher(cfg)
-	dialer := NewDialer(factory, launcher, authentication)
-	host := NewHost(decider, pgstoreStore, pgstoreStore, pgstoreStore, pgstoreStore, authentication, dialer, cfg)
-	return host, func() {
-		cleanup()
-	}, nil
-}
-
-// Custom builds a Host on ports the host supplies: the path the
-// conformance suites exist for.
-func Custom(p Ports, cfg Config) (*Host, error) {
+// New builds a Host on the ports p supplies and cfg: the profile of a host
+// that brings its own stores (the conformance suites exist for them), and
+// what every profile package (desktop, headless, shared, memory) calls
+// with its stores. Approvals and Audit are required; Tokens and Locker may
+// be nil for a host that never signs in anywhere (cfg.OAuth then fails
+// with ReasonOAuthStoreMissing). It fails with a *refusal.Error of Class
+// Config when cfg is unusable (ReasonAuthenticatorNil,
+// httptransport.ReasonHelperEnvInvalid, ReasonOAuthStoreMissing, ...) or
+// the activation ports are missing.
+func New(p Ports, cfg Config) (*Host, error) {
 	approvalStore := p.Approvals
 	auditLog := p.Audit
 	workspaceTrust := p.Trust
-	decider, err := NewDecider(approvalStore, auditLog, workspaceTrust, cfg)
+	decider, err := newDecider(approvalStore, auditLog, workspaceTrust, cfg)
 	if err != nil {
 		return nil, err
 	}
 	tokenStore := p.Tokens
 	locker := p.Locker
-	factory := NewHTTPFactory(cfg)
-	client, err := NewOAuth(tokenStore, locker, factory, cfg)
+	factory := newHTTPFactory(cfg)
+	client, err := newOAuth(tokenStore, locker, factory, cfg)
 	if err != nil {
 		return nil, err
 	}
-	authentication, err := NewAuthentication(cfg, client)
+	authentication, err := newAuthentication(cfg, client)
 	if err != nil {
 		return nil, err
 	}
-	launcher := NewLauncher(cfg)
-	dialer := NewDialer(factory, launcher, authentication)
-	host := NewHost(decider, approvalStore, auditLog, tokenStore, locker, authentication, dialer, cfg)
+	launcher := newLauncher(cfg)
+	dialer := newDialer(factory, launcher, authentication)
+	host := newHost(decider, approvalStore, auditLog, tokenStore, locker, authentication, dialer, cfg)
 	return host, nil
 }

@@ -21,7 +21,8 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // composition root reaches it only through them); the PostgreSQL driver
 // (pgx) is imported only by adapters/pgstore; adapters/hostconfig (pure
 // decoding of other hosts' files) imports only ports, core and its TOML
-// library, which no other module imports directly; the examples are a
+// library, which no other module imports directly; adapters/memstore
+// imports only ports; the examples are a
 // standalone peer that imports no mcpward package. Test-only imports are
 // not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
@@ -55,7 +56,7 @@ func TestDependencyRule(t *testing.T) {
 const cliModule = "composition/cmd/mcpward"
 
 // cliAdapters are the adapters the CLI may import: those composition
-// exposes types and reason words of (composition.SharedStore takes a
+// exposes types and reason words of (composition/shared.Store takes a
 // pgstore.Keyring; the shared store fails with pgstore's reasons), and
 // hostconfig, the pure decoder of other hosts' files that import uses.
 var cliAdapters = []string{"adapters/hostconfig", "adapters/httptransport", "adapters/oauth", "adapters/pgstore", "adapters/stdiotransport"}
@@ -101,6 +102,13 @@ func violation(mod, dep string, direct bool) string {
 		if direct && !own && !strings.HasPrefix(dep, "github.com/pelletier/go-toml/v2") {
 			return "adapters/hostconfig's only third-party import is its TOML library"
 		}
+	case mod == "adapters/memstore":
+		if own && !within(rel, "ports") && !within(rel, mod) {
+			return "adapters/memstore imports only ports of mcpward: it keeps the stores in memory, nothing more"
+		}
+		if direct && !own {
+			return "adapters/memstore imports no third-party package"
+		}
 	case strings.HasPrefix(mod, "adapters/"):
 		if own && strings.HasPrefix(rel, "adapters/") && !(rel == mod || strings.HasPrefix(rel, mod+"/")) {
 			return "an adapter never imports another adapter"
@@ -137,6 +145,9 @@ func TestViolationRules(t *testing.T) {
 		{"ports", modPrefix + "core/refusal", true, true},
 		{"ports", modPrefix + "ports/portstest", true, false},
 		{"core", modPrefix + "ports", true, false},
+		{"adapters/memstore", modPrefix + "ports", true, false},
+		{"adapters/memstore", modPrefix + "core/refusal", true, true},
+		{"adapters/memstore", "github.com/stretchr/testify/require", true, true},
 		{"core", modPrefix + "core/secret", true, false},
 		{"core", modPrefix + "adapters/filestore", true, true},
 		{"core", "golang.org/x/sync/singleflight", true, true},

@@ -144,11 +144,18 @@ type CallResult struct {
 }
 
 // Signals are the only way a server reaches mcpward uninvited: a list
-// changed. No notification ever becomes a session turn.
+// changed, or (when asked for) a log message. No notification ever
+// becomes a session turn.
 type Signals struct {
 	// ListChanged is called (from the session's notification goroutine;
 	// it must not block) when the server says a list changed.
 	ListChanged func(kind ListKind)
+	// Log, when non-nil, asks for the server's log messages: a server that
+	// declares the logging capability is asked for them (at the
+	// connector's level) and each notifications/message it sends is
+	// passed to Log (from the session's notification goroutine; it must
+	// not block). Nil means they are neither asked for nor read.
+	Log func(LogMessage)
 }
 
 // Connector connects admitted targets. Safe for concurrent use.

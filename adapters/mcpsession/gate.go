@@ -17,8 +17,10 @@ const gateStale = time.Second
 // gated are the methods a server may send that the session acts on, each
 // coalesced on its own: list changes (signals), progress, and the
 // server-to-client requests the SDK answers (ping; the others it refuses).
-// Every other method — logging, resources/updated, cancellations,
-// anything unknown — is dropped by the gate: the session ignores it, and
+// Log messages (notifications/message) pass only once the session asked
+// for them, at most maxLogPending at a time (logs.go). Every other method
+// — resources/updated, cancellations, anything unknown — is dropped by
+// the gate: the session ignores it, and
 // the SDK would only queue it.
 var gated = map[string]bool{
 	"notifications/tools/list_changed":     true,
@@ -48,6 +50,7 @@ type inboundGate struct {
 	mu      sync.Mutex
 	pending map[string]time.Time // method → when let through, until handled
 	now     func() time.Time
+	logs    logGate // notifications/message (logs.go)
 }
 
 // gateClock is the clock of new gates (a test freezes it).
@@ -61,6 +64,9 @@ func newInboundGate() *inboundGate {
 // SDK (call tells a request from a notification; a method is gated the
 // same either way).
 func (g *inboundGate) admit(method string, _ bool) bool {
+	if method == methodLog {
+		return g.logs.admit(g.now())
+	}
 	if !gated[method] {
 		return false
 	}
@@ -76,6 +82,10 @@ func (g *inboundGate) admit(method string, _ bool) bool {
 
 // handled marks method's waiting message as reached by the handler.
 func (g *inboundGate) handled(method string) {
+	if method == methodLog {
+		g.logs.handled()
+		return
+	}
 	g.mu.Lock()
 	delete(g.pending, method)
 	g.mu.Unlock()

@@ -25,9 +25,13 @@
 //     Signals.ListChanged and do nothing else; a progress notification
 //     carrying the progress token of a call in flight that asked for it
 //     (ports.CallRequest.OnProgress) is passed to that call's OnProgress,
-//     its message cut to ports.MaxProgressMessage bytes; every other
-//     notification (logging, resource updated, progress for any other
-//     token, ...) is ignored. Over a transport with Conn.InboundFilter, a
+//     its message cut to ports.MaxProgressMessage bytes; when the host
+//     passes Signals.Log and the server declares the logging capability,
+//     the session asks for its log messages (logging/setLevel at
+//     Options.LogLevel) and passes each notifications/message to
+//     Signals.Log, bounded (see ports.LogMessage); every other
+//     notification (resource updated, progress for any other token, ...)
+//     is ignored. Over a transport with Conn.InboundFilter, a
 //     flood is coalesced before the SDK queues it: at most one message per
 //     method waits for the handler (a progress notification that arrives
 //     while another waits is dropped), and ignored methods are dropped
@@ -135,6 +139,11 @@ type Options struct {
 	// session within it, the Conn's Abort hook runs, and Close waits once
 	// more for as long; 0 means DefaultCloseTimeout.
 	CloseTimeout time.Duration
+	// LogLevel is the level a session asks a server for with
+	// logging/setLevel when the host wants its log messages
+	// (ports.Signals.Log) and it declared the logging capability; ""
+	// means DefaultLogLevel (info).
+	LogLevel ports.LogLevel
 }
 
 // Connector is the go-sdk implementation of ports.Connector. It is safe for
@@ -144,6 +153,7 @@ type Connector struct {
 	impl         mcp.Implementation
 	accept       []string
 	closeTimeout time.Duration
+	logLevel     ports.LogLevel
 }
 
 var _ ports.Connector = (*Connector)(nil)
@@ -163,6 +173,7 @@ func New(d Dialer, opts *Options) *Connector {
 		dialer:       d,
 		impl:         mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion},
 		closeTimeout: o.CloseTimeout,
+		logLevel:     o.LogLevel,
 	}
 	if c.impl.Name == "" {
 		c.impl.Name = DefaultClientName
@@ -252,10 +263,12 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
 		ProgressNotificationHandler: sess.progress.handler,
+		LoggingMessageHandler:       sess.logMessage,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
-	newInboundGate().install(client, conn)
+	sess.gate = newInboundGate()
+	sess.gate.install(client, conn)
 
 	// While the handshake is in flight, an ended ctx aborts the connection:
 	// the SDK's own cleanup of a stdio child that never answers takes
@@ -285,5 +298,9 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		return nil, sess.refuse(refusal.Protocol, "protocol_version_refused", "")
 	}
 	sess.setIdentity(res)
+	if err := sess.startLogs(ctx, res, c.logLevel); err != nil {
+		_ = sess.Close()
+		return nil, ctxRefusal(err, t.ServerID, conn.Origin)
+	}
 	return sess, nil
 }

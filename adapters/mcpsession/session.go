@@ -21,6 +21,11 @@ type session struct {
 	sig          ports.Signals
 	closeTimeout time.Duration
 	drops        *dropLog
+	// gate is the inbound gate of the session's transport (nil before
+	// Connect installs it); logs is set once the session asked for the
+	// server's log messages (logs.go).
+	gate *inboundGate
+	logs atomic.Bool
 
 	// Set once by start and setIdentity, before the session is shared.
 	cs       *mcp.ClientSession

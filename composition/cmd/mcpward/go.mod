@@ -8,6 +8,7 @@ replace (
 	github.com/mcpward/mcpward/adapters/httptransport => ../../../adapters/httptransport
 	github.com/mcpward/mcpward/adapters/keychainstore => ../../../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../../adapters/mcpsession
+	github.com/mcpward/mcpward/adapters/memstore => ../../../adapters/memstore
 	github.com/mcpward/mcpward/adapters/oauth => ../../../adapters/oauth
 	github.com/mcpward/mcpward/adapters/stdiotransport => ../../../adapters/stdiotransport
 	github.com/mcpward/mcpward/composition => ../..

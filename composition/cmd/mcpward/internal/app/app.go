@@ -16,6 +16,8 @@ import (
 	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/desktop"
+	"github.com/mcpward/mcpward/composition/headless"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -29,7 +31,7 @@ const (
 	ProfileDesktop  = "desktop"
 	// ProfileShared is chosen by --store (or MCPWARD_STORE): tokens,
 	// approvals, audit and refresh locks in a PostgreSQL database many
-	// machines share (composition.Shared); --profile is then ignored.
+	// machines share (shared.New); --profile is then ignored.
 	ProfileShared = "shared"
 )
 
@@ -55,7 +57,7 @@ type Options struct {
 	Profile string
 	// Store is --store, the DSN of the shared store ("" when not given:
 	// then MCPWARD_STORE is read). It is a secret when it carries a
-	// password: show only composition.RedactDSN of it.
+	// password: show only shared.RedactDSN of it.
 	Store string
 	// StoreKeyFile is --store-key-file (else MCPWARD_STORE_KEY_FILE).
 	StoreKeyFile Path
@@ -64,6 +66,11 @@ type Options struct {
 	// AllowHelpers are the headersHelper command lines allowed to run
 	// (--allow-header-helper).
 	AllowHelpers [][]string
+	// LogLevel is --log-level: the least level of the records written to
+	// Env.Log, the servers' own log messages among them (see
+	// composition.Config.ServerLogLevel). The zero value is
+	// slog.LevelInfo; the CLI's default is slog.LevelError.
+	LogLevel slog.Level
 }
 
 // Env is what a run sees of its process besides its streams.
@@ -74,10 +81,11 @@ type Env struct {
 	Cwd string
 	// ManagedPath is the default managed configuration file.
 	ManagedPath string
-	// Log receives the Host's log records (composition.Config.Logger):
-	// only errors, such as the stack of a panic recovered at a server's
-	// boundary, which that server's failure (internal panic) refers to.
-	// nil discards them.
+	// Log receives the Host's log records (composition.Config.Logger) at
+	// Options.LogLevel and above: the servers' own log messages
+	// (notifications/message, masked and sanitized) and errors such as
+	// the stack of a panic recovered at a server's boundary, which that
+	// server's failure (internal panic) refers to. nil discards them.
 	Log io.Writer
 }
 
@@ -130,7 +138,8 @@ func New(o Options, e Env) (*App, error) {
 		HelperAllowList: o.AllowHelpers, HelperEnv: helperEnv(e.Lookup),
 	}
 	if e.Log != nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: slog.LevelError}))
+		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: o.LogLevel}))
+		cfg.ServerLogLevel = o.LogLevel
 	}
 	var (
 		h       *composition.Host
@@ -141,9 +150,9 @@ func New(o Options, e Env) (*App, error) {
 		a.Options.Profile = ProfileShared
 		h, cleanup, err = a.openShared(dsn, cfg)
 	} else if o.Profile == ProfileDesktop {
-		h, cleanup, err = composition.Desktop(composition.StateDir(a.StateDir), nil, a.Workspace, cfg)
+		h, cleanup, err = desktop.New(a.StateDir, nil, a.Workspace, cfg)
 	} else {
-		h, cleanup, err = composition.Headless(composition.StateDir(a.StateDir), a.Workspace, cfg)
+		h, cleanup, err = headless.New(a.StateDir, a.Workspace, cfg)
 	}
 	if err != nil {
 		a.HostErr = err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpward/mcpward/adapters/pgstore"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/shared"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -158,7 +159,7 @@ func ReadKeyFile(path string) (*pgstore.StaticKeyring, string, error) {
 
 // openShared builds the Host of the shared profile on dsn.
 func (a *App) openShared(dsn string, cfg composition.Config) (*composition.Host, func(), error) {
-	a.Store = &StoreInfo{DSN: composition.RedactDSN(dsn)}
+	a.Store = &StoreInfo{DSN: shared.RedactDSN(dsn)}
 	path := storeKeyFile(a.Options, a.Env)
 	if !ValidDSN(dsn) {
 		return nil, nil, keyFail(ReasonStoreDSNInvalid, StoreEnv+" is neither a postgres:// URL nor a key=value connection string")
@@ -173,7 +174,7 @@ func (a *App) openShared(dsn string, cfg composition.Config) (*composition.Host,
 	a.Store.KeyID = id
 	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
 	defer cancel()
-	h, cleanup, err := composition.Shared(ctx, composition.SharedStore{DSN: dsn, Keyring: ring}, a.Workspace, cfg)
+	h, cleanup, err := shared.New(ctx, shared.Store{DSN: dsn, Keyring: ring}, a.Workspace, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,7 +185,7 @@ func (a *App) openShared(dsn string, cfg composition.Config) (*composition.Host,
 // StoreInfo describes the shared store of a run with --store: what doctor
 // shows. Nothing in it is secret.
 type StoreInfo struct {
-	// DSN is the DSN with its password masked (composition.RedactDSN).
+	// DSN is the DSN with its password masked (shared.RedactDSN).
 	DSN string
 	// KeyID is the current key's id ("" when the key file was not read).
 	KeyID string

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/shared"
 )
 
 // Globals are the global flags, shared by every command as persistent
@@ -24,7 +25,7 @@ type Globals struct {
 
 // NewGlobals returns the globals' defaults.
 func NewGlobals() *Globals {
-	return &Globals{Options: app.Options{Profile: app.ProfileHeadless}}
+	return &Globals{Options: app.Options{Profile: app.ProfileHeadless, LogLevel: slog.LevelError}}
 }
 
 // BindGlobalFlags defines the global flags on fs, filling g.
@@ -41,6 +42,7 @@ func BindGlobalFlags(fs *pflag.FlagSet, g *Globals) {
 	fs.Var(&pathValue{&g.StoreKeyFile}, "store-key-file", "`FILE` (mode 0600) holding the shared store's keys, lines of \"ID HEX\", the first the current key (default $"+app.StoreKeyFileEnv+")")
 	fs.BoolVar(&g.TrustWorkspace, "trust-workspace", false, "trust this workspace (servers with \"requiresTrustedWorkspace\": true need it)")
 	fs.Var(&argvsValue{&g.AllowHelpers}, "allow-header-helper", "let a definition's headersHelper run when it is exactly this argv, a `JSON` array such as '[\"/usr/bin/token\",\"--for\",\"api\"]'; repeatable (default: none runs)")
+	fs.Var(&logLevelValue{&g.LogLevel}, "log-level", "`LEVEL` of what is logged to stderr: debug, info, warn or error; the servers' own log messages are asked for at this level and shown masked")
 	fs.BoolVar(&g.JSON, "json", false, "machine-readable output: one JSON value on stdout (see each command's help)")
 }
 
@@ -94,7 +96,7 @@ func (v *storeValue) String() string {
 	if *v.p == "" {
 		return ""
 	}
-	return composition.RedactDSN(*v.p)
+	return shared.RedactDSN(*v.p)
 }
 func (v *storeValue) Type() string { return "dsn" }
 
@@ -103,6 +105,28 @@ func (v *storeValue) Set(s string) error {
 		return errors.New("takes a postgres:// URL or a key=value connection string")
 	}
 	*v.p = s
+	return nil
+}
+
+// logLevelValue is --log-level: debug, info, warn (or warning) or error.
+type logLevelValue struct{ p *slog.Level }
+
+func (v *logLevelValue) String() string { return strings.ToLower(v.p.String()) }
+func (v *logLevelValue) Type() string   { return "level" }
+
+func (v *logLevelValue) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "debug":
+		*v.p = slog.LevelDebug
+	case "info":
+		*v.p = slog.LevelInfo
+	case "warn", "warning":
+		*v.p = slog.LevelWarn
+	case "error":
+		*v.p = slog.LevelError
+	default:
+		return errors.New("unknown level (want debug, info, warn or error)")
+	}
 	return nil
 }
 

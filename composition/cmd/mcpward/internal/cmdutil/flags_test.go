@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -86,4 +87,18 @@ func TestDurationValue(t *testing.T) {
 func TestStripQuoted(t *testing.T) {
 	assert.Equal(t, "invalid argument for flag: x", stripQuoted(`invalid argument "se\"cret" for flag: x`))
 	assert.Equal(t, "a", stripQuoted(`a"unterminated`))
+}
+
+func TestLogLevelFlag(t *testing.T) {
+	g, err := parse(t)
+	require.NoError(t, err)
+	assert.Equal(t, slog.LevelError, g.LogLevel, "the default")
+	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError} {
+		g, err := parse(t, "--log-level", in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, g.LogLevel, in)
+	}
+	_, err = parse(t, "--log-level", "loud")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "want debug, info, warn or error")
 }

@@ -1,4 +1,4 @@
-package composition_test
+package headless_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpward/mcpward/adapters/filestore"
-	"github.com/mcpward/mcpward/adapters/keychainstore"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/headless"
 	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -24,7 +24,7 @@ func TestHeadlessKeepsEverythingOnFiles(t *testing.T) {
 	srcs := []definition.Source{src(ports.TierProject, "/w/.mcp.json", projectDoc)}
 	trust := portstest.NewWorkspaceTrust(facts)
 
-	h, cleanup, err := composition.Headless(composition.StateDir(dir), trust, composition.Config{Actor: "cli"})
+	h, cleanup, err := headless.New(dir, trust, composition.Config{Actor: "cli"})
 	require.NoError(t, err)
 	assert.IsType(t, &filestore.Store{}, h.Tokens())
 	assert.NotNil(t, h.Dialer(), "every profile can connect")
@@ -38,34 +38,16 @@ func TestHeadlessKeepsEverythingOnFiles(t *testing.T) {
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
-	assert.FileExists(t, filepath.Join(dir, composition.StoreSubdir, "approvals.json"))
-	assert.FileExists(t, filepath.Join(dir, composition.StoreSubdir, "audit.jsonl"))
+	assert.FileExists(t, filepath.Join(dir, headless.StoreSubdir, "approvals.json"))
+	assert.FileExists(t, filepath.Join(dir, headless.StoreSubdir, "audit.jsonl"))
 
 	// A second Host (a later run) on the same directory sees the approval.
-	h2, cleanup2, err := composition.Headless(composition.StateDir(dir), trust, composition.Config{})
+	h2, cleanup2, err := headless.New(dir, trust, composition.Config{})
 	require.NoError(t, err)
 	defer cleanup2()
 	r, _ := h2.Evaluate(ctx, srcs).Server("weather")
 	assert.Equal(t, composition.StateAllowed, r.State)
 	assert.Equal(t, activation.ReasonApproved, r.Reason)
-}
-
-func TestDesktopKeepsTokensInTheKeychain(t *testing.T) {
-	// The keychain is not contacted: nothing here reads or writes a token.
-	dir := t.TempDir()
-	h, cleanup, err := composition.Desktop(composition.StateDir(dir), &keychainstore.Options{Namespace: "composition-test"},
-		portstest.NewWorkspaceTrust(facts), composition.Config{})
-	require.NoError(t, err)
-	defer cleanup()
-	assert.IsType(t, &keychainstore.Store{}, h.Tokens())
-	assert.NotNil(t, h.Dialer(), "every profile can connect")
-	_, err = h.Approve(context.Background(), []definition.Source{src(ports.TierProject, "/w/.mcp.json", projectDoc)}, "weather")
-	require.NoError(t, err)
-	assert.FileExists(t, filepath.Join(dir, composition.StoreSubdir, "approvals.json"), "approvals live on files")
-
-	_, _, err = composition.Desktop(composition.StateDir(dir), &keychainstore.Options{Namespace: "bad/namespace"},
-		portstest.NewWorkspaceTrust(facts), composition.Config{})
-	assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 }
 
 func TestStateDirRefused(t *testing.T) {
@@ -76,8 +58,8 @@ func TestStateDirRefused(t *testing.T) {
 		{"empty", func(t *testing.T) string { return "" }},
 		{"store open to others", func(t *testing.T) string {
 			d := t.TempDir()
-			require.NoError(t, os.Mkdir(filepath.Join(d, composition.StoreSubdir), 0o700))
-			require.NoError(t, os.Chmod(filepath.Join(d, composition.StoreSubdir), 0o755))
+			require.NoError(t, os.Mkdir(filepath.Join(d, headless.StoreSubdir), 0o700))
+			require.NoError(t, os.Chmod(filepath.Join(d, headless.StoreSubdir), 0o755))
 			return d
 		}},
 		{"state dir is a file", func(t *testing.T) string {
@@ -89,13 +71,23 @@ func TestStateDirRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := tt.setup(t)
-			_, _, err := composition.Headless(composition.StateDir(dir), nil, composition.Config{})
+			_, _, err := headless.New(dir, nil, composition.Config{})
 			var ref *refusal.Error
 			require.ErrorAs(t, err, &ref)
-			assert.Equal(t, composition.ReasonStateDirUnusable, ref.Reason)
+			assert.Equal(t, headless.ReasonStateDirUnusable, ref.Reason)
 			if dir != "" {
 				assert.NotContains(t, err.Error(), dir, "no path in an error")
 			}
 		})
 	}
+}
+
+// facts is the workspace of these tests.
+var facts = ports.WorkspaceFacts{Repository: "https://github.com/acme/widgets.git", Generation: "g1"}
+
+// projectDoc defines one stdio server needing approval.
+const projectDoc = `{"mcpServers": {"weather": {"command": "weather-mcp", "args": ["--units", "metric"]}}}`
+
+func src(tier ports.Tier, origin, data string) definition.Source {
+	return definition.Source{Tier: tier, Origin: origin, Data: []byte(data)}
 }

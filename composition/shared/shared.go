@@ -1,4 +1,11 @@
-package composition
+// Package shared is the deployment profile of many machines sharing one
+// PostgreSQL database (adapters/pgstore): tokens, approvals, the audit
+// trail and refresh locks all in the database, so every Host on it shares
+// one sign-in per server, one audit trail and one refresh per credential.
+// Approvals still bind the exact identity (its origin, repository and
+// workspace generation), so they hold on the machine that granted them;
+// the definitions, workspace generations and stdio servers stay local.
+package shared
 
 import (
 	"context"
@@ -6,19 +13,17 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/wire"
 	"github.com/mcpward/mcpward/adapters/pgstore"
 	"github.com/mcpward/mcpward/core/refusal"
-	"github.com/mcpward/mcpward/ports"
 )
 
-// SharedStore is the PostgreSQL database of a Shared deployment: many
+// Store is the PostgreSQL database of a shared deployment: many
 // hosts on many machines keep their tokens, approvals, audit trail and
 // refresh locks there (see adapters/pgstore for what that shares).
 //
-// Its String and GoString never show the DSN's password, so a SharedStore
+// Its String and GoString never show the DSN's password, so a Store
 // may be printed or logged; DSN itself is a secret when it carries one.
-type SharedStore struct {
+type Store struct {
 	// DSN is a libpq connection string or postgres:// URL. Use
 	// sslmode=verify-full (and sslrootcert) for a database reached over a
 	// network. Required.
@@ -34,12 +39,12 @@ type SharedStore struct {
 }
 
 // String returns the DSN with its password masked (RedactDSN).
-func (s SharedStore) String() string { return RedactDSN(s.DSN) }
+func (s Store) String() string { return RedactDSN(s.DSN) }
 
 // GoString is String, so %#v masks the password too.
-func (s SharedStore) GoString() string { return "composition.SharedStore{" + RedactDSN(s.DSN) + "}" }
+func (s Store) GoString() string { return "shared.Store{" + RedactDSN(s.DSN) + "}" }
 
-// OpenSharedStore opens s's database with pgstore.Open (applying the
+// openStore opens s's database with pgstore.Open (applying the
 // schema migrations that are missing and checking the key) and returns it
 // with the cleanup that closes it. ctx bounds the opening only.
 //
@@ -47,8 +52,8 @@ func (s SharedStore) GoString() string { return "composition.SharedStore{" + Red
 // Reason is one of pgstore's: store_unavailable when the database cannot
 // be reached, store_auth_refused, store_tls_failed, store_schema_too_new,
 // store_key_mismatch, ...); never with the DSN or any part of it. There
-// is no fallback to files. It is a Wire provider.
-func OpenSharedStore(ctx context.Context, s SharedStore) (*pgstore.Store, func(), error) {
+// is no fallback to files.
+func openStore(ctx context.Context, s Store) (*pgstore.Store, func(), error) {
 	if s.DSN == "" {
 		return nil, nil, &refusal.Error{Class: refusal.Config, Reason: pgstore.ReasonConfigInvalid, Detail: "no store DSN given"}
 	}
@@ -58,16 +63,6 @@ func OpenSharedStore(ctx context.Context, s SharedStore) (*pgstore.Store, func()
 	}
 	return st, func() { _ = st.Close() }, nil
 }
-
-// SharedSet provides one pgstore.Store as the TokenStore, Locker,
-// ApprovalStore and AuditLog of a deployment (Shared).
-var SharedSet = wire.NewSet(
-	OpenSharedStore,
-	wire.Bind(new(ports.TokenStore), new(*pgstore.Store)),
-	wire.Bind(new(ports.Locker), new(*pgstore.Store)),
-	wire.Bind(new(ports.ApprovalStore), new(*pgstore.Store)),
-	wire.Bind(new(ports.AuditLog), new(*pgstore.Store)),
-)
 
 // dsnPassword matches a password or sslpassword keyword of a libpq
 // key=value connection string with its value (quoted or not).

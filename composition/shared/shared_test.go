@@ -1,4 +1,4 @@
-package composition
+package shared
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/adapters/pgstore"
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/internal/pgtest"
 	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/definition"
@@ -29,10 +30,10 @@ func sharedProject(origin string) []definition.Source {
 func TestSharedKeepsEverythingInPostgreSQL(t *testing.T) {
 	dsn, schema := pgtest.Need(t)
 	ctx := context.Background()
-	store := SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
+	store := Store{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
 	trust := portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://github.com/acme/widgets.git", Generation: "g1"})
 
-	h, cleanup, err := Shared(ctx, store, trust, Config{Actor: "cli"})
+	h, cleanup, err := New(ctx, store, trust, composition.Config{Actor: "cli"})
 	require.NoError(t, err)
 	assert.IsType(t, &pgstore.Store{}, h.Tokens())
 	assert.NotNil(t, h.Dialer(), "every profile can connect")
@@ -46,28 +47,31 @@ func TestSharedKeepsEverythingInPostgreSQL(t *testing.T) {
 
 	// Another machine: the same identity (origin, repository, generation)
 	// matches the approval; the token and the audit trail are shared.
-	h2, cleanup2, err := Shared(ctx, store, trust, Config{})
+	h2, cleanup2, err := New(ctx, store, trust, composition.Config{})
 	require.NoError(t, err)
 	defer cleanup2()
 	r, _ := h2.Evaluate(ctx, sharedProject("/w/.mcp.json")).Server("weather")
-	assert.Equal(t, StateAllowed, r.State)
+	assert.Equal(t, composition.StateAllowed, r.State)
 	assert.Equal(t, activation.ReasonApproved, r.Reason)
 	v, err := h2.Tokens().Get(ctx, "probe-token")
 	require.NoError(t, err)
 	assert.Equal(t, []byte("v"), v)
-	recs, err := h2.audit.Records(ctx)
+	direct, closeDirect, err := openStore(ctx, store)
+	require.NoError(t, err)
+	defer closeDirect()
+	recs, err := direct.Records(ctx)
 	require.NoError(t, err)
 	assert.NotEmpty(t, recs, "the grant is in the shared audit trail")
 
 	// A machine whose checkout is elsewhere (another origin label) or
 	// whose workspace generation differs does not match it.
 	r, _ = h2.Evaluate(ctx, sharedProject("/home/ci/w/.mcp.json")).Server("weather")
-	assert.NotEqual(t, StateAllowed, r.State, "origin is part of the identity")
-	h3, cleanup3, err := Shared(ctx, store, portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://github.com/acme/widgets.git", Generation: "g2"}), Config{})
+	assert.NotEqual(t, composition.StateAllowed, r.State, "origin is part of the identity")
+	h3, cleanup3, err := New(ctx, store, portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://github.com/acme/widgets.git", Generation: "g2"}), composition.Config{})
 	require.NoError(t, err)
 	defer cleanup3()
 	r, _ = h3.Evaluate(ctx, sharedProject("/w/.mcp.json")).Server("weather")
-	assert.NotEqual(t, StateAllowed, r.State, "the workspace generation is part of the identity")
+	assert.NotEqual(t, composition.StateAllowed, r.State, "the workspace generation is part of the identity")
 }
 
 func TestSharedRefused(t *testing.T) {
@@ -75,23 +79,23 @@ func TestSharedRefused(t *testing.T) {
 	defer cancel()
 	tests := []struct {
 		name   string
-		store  func(t *testing.T) SharedStore
+		store  func(t *testing.T) Store
 		reason string
 	}{
-		{"no DSN", func(t *testing.T) SharedStore { return SharedStore{Keyring: pgtest.Keyring(t)} }, pgstore.ReasonConfigInvalid},
-		{"no keyring", func(t *testing.T) SharedStore {
-			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db"}
+		{"no DSN", func(t *testing.T) Store { return Store{Keyring: pgtest.Keyring(t)} }, pgstore.ReasonConfigInvalid},
+		{"no keyring", func(t *testing.T) Store {
+			return Store{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db"}
 		}, pgstore.ReasonConfigInvalid},
-		{"unparsable DSN", func(t *testing.T) SharedStore {
-			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@[::1/db", Keyring: pgtest.Keyring(t)}
+		{"unparsable DSN", func(t *testing.T) Store {
+			return Store{DSN: "postgres://agent:" + dsnCanary + "@[::1/db", Keyring: pgtest.Keyring(t)}
 		}, pgstore.ReasonConfigInvalid},
-		{"database down", func(t *testing.T) SharedStore {
-			return SharedStore{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db?connect_timeout=2&sslmode=disable", Keyring: pgtest.Keyring(t)}
+		{"database down", func(t *testing.T) Store {
+			return Store{DSN: "postgres://agent:" + dsnCanary + "@127.0.0.1:1/db?connect_timeout=2&sslmode=disable", Keyring: pgtest.Keyring(t)}
 		}, pgstore.ReasonUnavailable},
-		{"wrong key", func(t *testing.T) SharedStore {
+		{"wrong key", func(t *testing.T) Store {
 			dsn, schema := pgtest.Need(t)
-			s := SharedStore{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
-			_, cleanup, err := OpenSharedStore(ctx, s)
+			s := Store{DSN: dsn, Keyring: pgtest.Keyring(t), Schema: schema}
+			_, cleanup, err := openStore(ctx, s)
 			require.NoError(t, err)
 			cleanup()
 			wrong, err := pgstore.NewKeyring("k1", map[string][]byte{"k1": make([]byte, pgstore.KeyLen)})
@@ -102,7 +106,7 @@ func TestSharedRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Shared(ctx, tt.store(t), nil, Config{OAuth: &OAuthConfig{}})
+			_, _, err := New(ctx, tt.store(t), nil, composition.Config{OAuth: &composition.OAuthConfig{}})
 			require.Error(t, err)
 			assert.Equal(t, tt.reason, refusal.ReasonOf(err))
 			assert.Equal(t, refusal.ReasonOf(err) == pgstore.ReasonUnavailable, refusal.ClassOf(err) == refusal.Transient)
@@ -134,6 +138,6 @@ func TestRedactDSN(t *testing.T) {
 		assert.Equal(t, tt.want, got)
 		assert.NotContains(t, got, dsnCanary)
 	}
-	s := SharedStore{DSN: "postgres://agent:" + dsnCanary + "@db/m"}
+	s := Store{DSN: "postgres://agent:" + dsnCanary + "@db/m"}
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v %s", s, s, s, s), dsnCanary)
 }

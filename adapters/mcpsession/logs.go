@@ -1,0 +1,151 @@
+package mcpsession
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/ports"
+)
+
+// methodLog is the notification a server sends a log message with.
+const methodLog = "notifications/message"
+
+// DefaultLogLevel is the level asked for with logging/setLevel when
+// Options.LogLevel is "".
+const DefaultLogLevel = ports.LogInfo
+
+// setLevelTimeout bounds the logging/setLevel request Connect sends (a
+// server that never answers it still connects).
+const setLevelTimeout = 5 * time.Second
+
+// maxLogPending is how many log messages the inbound gate lets wait for
+// the SDK's handler at once; more are dropped and counted. Log lines come
+// in bursts (a server logs a few lines at once), so one is too few; the
+// bound keeps a flood from growing the SDK's queue.
+const maxLogPending = 16
+
+// logGate is the inbound gate's account of log messages: closed until the
+// session asked for them, then at most maxLogPending waiting for the
+// handler (each for at most gateStale: the SDK may refuse one before its
+// handler, which then never reports it), every other one dropped and
+// counted. Safe for concurrent use.
+type logGate struct {
+	mu      sync.Mutex
+	open    bool
+	pending []time.Time // when each waiting message was let through, oldest first
+	dropped int
+}
+
+// admit reports whether a log message may reach the SDK at now.
+func (l *logGate) admit(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.open {
+		return false
+	}
+	for len(l.pending) > 0 && now.Sub(l.pending[0]) >= gateStale {
+		l.pending = l.pending[1:]
+	}
+	if len(l.pending) >= maxLogPending {
+		l.dropped++
+		return false
+	}
+	l.pending = append(l.pending, now)
+	return true
+}
+
+// handled marks the oldest waiting log message as reached by the handler.
+func (l *logGate) handled() {
+	l.mu.Lock()
+	if len(l.pending) > 0 {
+		l.pending = l.pending[1:]
+	}
+	l.mu.Unlock()
+}
+
+// takeDropped returns and resets the count of dropped messages.
+func (l *logGate) takeDropped() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.dropped
+	l.dropped = 0
+	return n
+}
+
+// openUp lets log messages through from now on.
+func (l *logGate) openUp() {
+	l.mu.Lock()
+	l.open = true
+	l.mu.Unlock()
+}
+
+// logMessage passes one notifications/message to Signals.Log: only once
+// the session is ready (the server declared logging and was asked for its
+// messages) and until Close. Text is the data's string value, or the data
+// as compact JSON, cut to ports.MaxLogText bytes on a character boundary;
+// the logger name is cut to ports.MaxLogLogger bytes.
+func (s *session) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
+	if s.sig.Log == nil || !s.logs.Load() || s.closed.Load() || req == nil || req.Params == nil {
+		return
+	}
+	p := req.Params
+	msg := ports.LogMessage{Level: ports.LogLevel(cut(string(p.Level), 32)), Logger: cut(p.Logger, ports.MaxLogLogger)}
+	switch d := p.Data.(type) {
+	case string:
+		msg.Text = d
+	case nil:
+	default:
+		if b, err := json.Marshal(d); err == nil {
+			msg.Text = string(b)
+		}
+	}
+	if len(msg.Text) > ports.MaxLogText {
+		msg.Text, msg.Truncated = cut(msg.Text, ports.MaxLogText), true
+	}
+	if s.gate != nil {
+		msg.Dropped = s.gate.logs.takeDropped()
+	}
+	s.sig.Log(msg)
+}
+
+// cut returns s cut to at most n bytes, never inside a UTF-8 sequence.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// startLogs asks a server that declared the logging capability for its
+// log messages when the host wants them (Signals.Log): the inbound gate
+// lets them through from now on, and logging/setLevel asks for level and
+// above. A failed setLevel (an error reply, no reply within
+// setLevelTimeout) is not the session's failure: the server sends what it
+// sends. It reports ctx's error when ctx ended meanwhile.
+func (s *session) startLogs(ctx context.Context, res *mcp.InitializeResult, level ports.LogLevel) error {
+	if s.sig.Log == nil || res.Capabilities == nil || res.Capabilities.Logging == nil {
+		return nil
+	}
+	if s.gate != nil {
+		s.gate.logs.openUp()
+	}
+	s.logs.Store(true)
+	if level == "" {
+		level = DefaultLogLevel
+	}
+	c, cancel := context.WithTimeout(ctx, setLevelTimeout)
+	defer cancel()
+	jc, stop := s.join(c)
+	defer stop()
+	_ = s.cs.SetLoggingLevel(jc, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
+	return ctx.Err()
+}

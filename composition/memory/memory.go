@@ -1,0 +1,31 @@
+// Package memory is the deployment profile of a host that needs no files:
+// approvals, the audit trail and locks live in the memory of the process
+// (adapters/memstore) and are gone when it exits. It suits hosts that use
+// only servers needing no approval (the managed and user tiers), tests and
+// ephemeral agents; a project, local or plugin server needs Host.Approve
+// again in every process.
+//
+// OAuth is refused by name (ReasonOAuthStoreEphemeral): a refresh token
+// rotated by one process would sign every other out, and nothing here can
+// coordinate a refresh across processes. A host that authenticates a
+// server its own way registers it in composition.Config.Authenticators.
+package memory
+
+import (
+	"github.com/mcpward/mcpward/adapters/memstore"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// ReasonOAuthStoreEphemeral is the reason (Class Config) New refuses a
+// composition.Config with OAuth set.
+const ReasonOAuthStoreEphemeral = "oauth_store_ephemeral"
+
+// openStore returns a fresh in-memory store, refusing cfg.OAuth.
+func openStore(cfg composition.Config) (*memstore.Store, error) {
+	if cfg.OAuth != nil {
+		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonOAuthStoreEphemeral,
+			Detail: "oauth needs a store shared across processes; the in-memory profile has none"}
+	}
+	return memstore.New(nil), nil
+}

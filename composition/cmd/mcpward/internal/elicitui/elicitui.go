@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/pflag"
 
@@ -114,6 +115,8 @@ type Prompter struct {
 
 	mu sync.Mutex // one question at a time; guards in and pending
 	in *bufio.Reader
+	// asking is non-zero while a question is on the terminal (see Quiet).
+	asking atomic.Int32
 	// pending is the read in flight when a question ended while it
 	// waited: the next question takes its line rather than start a
 	// second read.
@@ -136,6 +139,22 @@ func NewPrompter(in io.Reader, out io.Writer) *Prompter {
 		p.in = bufio.NewReader(in)
 	}
 	return p
+}
+
+// Quiet returns a writer to w that drops what is written while a question
+// is on the terminal (progress notes must not break into a prompt).
+func (p *Prompter) Quiet(w io.Writer) io.Writer { return quietWriter{w: w, p: p} }
+
+type quietWriter struct {
+	w io.Writer
+	p *Prompter
+}
+
+func (q quietWriter) Write(b []byte) (int, error) {
+	if q.p.asking.Load() > 0 {
+		return len(b), nil
+	}
+	return q.w.Write(b)
 }
 
 // errCancel ends a question as cancelled.
@@ -191,6 +210,8 @@ func readLine(r *bufio.Reader) (string, error) {
 func (p *Prompter) Elicit(ctx context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.asking.Add(1)
+	defer p.asking.Add(-1)
 	res, err := p.ask(ctx, r)
 	if err != nil {
 		fmt.Fprintln(p.out, "  (cancelled)")

@@ -113,3 +113,24 @@ func TestFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []ports.Root{{URI: "file:///w/x", Name: "x"}}, l)
 }
+
+// TestQuiet: progress notes written while a question is open are dropped.
+func TestQuiet(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	p := NewPrompter(pr, io.Discard)
+	var notes bytes.Buffer
+	q := p.Quiet(&notes)
+	_, _ = io.WriteString(q, "before\n")
+	done := make(chan ports.ElicitResult)
+	go func() {
+		res, _ := p.Elicit(context.Background(), form)
+		done <- res
+	}()
+	require.Eventually(t, func() bool { return p.asking.Load() == 1 }, 5*time.Second, time.Millisecond)
+	_, _ = io.WriteString(q, "during\n")
+	_, _ = io.WriteString(pw, "n\n")
+	assert.Equal(t, ports.ElicitDecline, (<-done).Action)
+	_, _ = io.WriteString(q, "after\n")
+	assert.Equal(t, "before\nafter\n", notes.String())
+}

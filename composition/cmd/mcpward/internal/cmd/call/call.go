@@ -49,6 +49,9 @@ type Options struct {
 	ServerStderr bool
 	// HostPorts are --elicitation and --roots.
 	HostPorts elicitui.Flags
+	// quiet, when set, wraps the writer of the call's progress notes so
+	// they keep out of an elicitation prompt.
+	quiet func(io.Writer) io.Writer
 }
 
 // NewCmdCall returns the call command; runF, when not nil, replaces Run.
@@ -298,7 +301,11 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		args = "{}"
 	}
 	start := opts.clock().Now()
-	stop := progress.Wait(opts.IO.ErrOut, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
+	notes := opts.IO.ErrOut
+	if opts.quiet != nil {
+		notes = opts.quiet(notes)
+	}
+	stop := progress.Wait(notes, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
 	res, err := f.Call(ctx, server, opts.Tool, json.RawMessage(args))
 	stop()
 	if ctx.Err() != nil {
@@ -453,6 +460,11 @@ func editDistance(a, b string) int {
 // (the workspace root).
 func hostPorts(opts *Options, a *app.App) fleet.HostPorts {
 	hp := fleet.HostPorts{Elicitation: opts.HostPorts.Elicitation(opts.IO)}
+	if hp.Elicitation != nil {
+		if p, ok := hp.Elicitation.Elicitor.(*elicitui.Prompter); ok {
+			opts.quiet = p.Quiet
+		}
+	}
 	if a.Workspace != nil {
 		hp.Roots = opts.HostPorts.RootsOf(a.Workspace.Root)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,4 +183,65 @@ func TestElicitorsOfComposition(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, ports.ElicitResult{Action: ports.ElicitDecline}, res)
 	}
+}
+
+// TestFleetElicitationEverything: the third-party server-everything (run
+// by node over stdio) offers its elicitation tool only to a client that
+// declares elicitation; through the Fleet its form (multi-selects, titled
+// and legacy enums, formats) reaches the host parsed, and the host's
+// answer, completed with the defaults, is accepted by the server.
+func TestFleetElicitationEverything(t *testing.T) {
+	node, err := exec.LookPath("node")
+	entry, _ := filepath.Abs("../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, serr := os.Stat(entry); err != nil || serr != nil {
+		if os.Getenv("MCPWARD_REQUIRE_PEERS") == "1" {
+			t.Fatal("MCPWARD_REQUIRE_PEERS=1 but node or server-everything is missing (run: cd peers && npm ci)")
+		}
+		t.Skip("node or server-everything is missing (run: cd peers && npm ci)")
+	}
+	b, _ := json.Marshal([]string{entry, "stdio"})
+	nb, _ := json.Marshal(node)
+	r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), map[string]string{"PATH": filepath.Dir(node), "HOME": t.TempDir()})})
+	srcs := userSrc(`{"mcpServers": {"everything": {"command": ` + string(nb) + `, "args": ` + string(b) + `}}}`)
+	const tool = "trigger-elicitation-request"
+
+	plain := r.host.Connect(context.Background(), srcs, nil)
+	t.Cleanup(func() { _ = plain.Close() })
+	require.Equal(t, StateConnected, result(t, plain, "everything").State)
+	assert.NotContains(t, serverTools(result(t, plain, "everything")), tool, "no elicitation declared: the server hides its tool")
+	require.NoError(t, plain.Close())
+
+	var asked ports.ElicitRequest
+	el := ports.ElicitorFunc(func(_ context.Context, req ports.ElicitRequest) (ports.ElicitResult, error) {
+		asked = req
+		return ports.ElicitResult{Action: ports.ElicitAccept, Content: req.Schema.WithDefaults(map[string]any{"name": "Ann"})}, nil
+	})
+	f := r.host.Connect(context.Background(), srcs, &ConnectOptions{Elicitation: &ElicitationOptions{Elicitor: el}})
+	t.Cleanup(func() { _ = f.Close() })
+	require.Equal(t, StateConnected, result(t, f, "everything").State)
+	require.Contains(t, serverTools(result(t, f, "everything")), tool)
+	res, err := f.Call(context.Background(), "everything", tool, json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%s", res.Content)
+	assert.Contains(t, string(res.Content), "Name: Ann")
+	assert.Contains(t, string(res.Content), "Favorite Integer: 42", "the default filled in")
+
+	name, ok := asked.Schema.Field("name")
+	require.True(t, ok)
+	assert.True(t, name.Required)
+	multi, ok := asked.Schema.Field("titledMultipleSelectEnum")
+	require.True(t, ok)
+	assert.Equal(t, ports.FieldMultiSelect, multi.Type)
+	assert.Equal(t, ports.ElicitOption{Value: "fish-1", Title: "Tuna"}, multi.Options[0])
+	legacy, ok := asked.Schema.Field("legacyTitledEnum")
+	require.True(t, ok)
+	assert.Equal(t, ports.ElicitOption{Value: "pet-2", Title: "Dogs"}, legacy.Options[1])
+}
+
+func serverTools(r ServerResult) []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.ServerTool)
+	}
+	return out
 }

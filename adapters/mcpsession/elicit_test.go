@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
+	"github.com/mcpward/mcpward/ports/portstest"
 )
 
 // sep1034 is the schema of the official conformance suite's
@@ -437,4 +438,21 @@ func FuzzParseElicitSchema(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRootsListFails: a host whose roots cannot be listed answers an
+// empty list at first and keeps the last list after a failed refresh.
+func TestRootsListFails(t *testing.T) {
+	roots := portstest.NewRoots(ports.Root{URI: "file:///a"})
+	roots.FailOnce("List", errors.New("down "+canary))
+	p := &memPeer{version: "2025-11-25"}
+	connect(t, New(fixedDialer(startMemPeer(t, p)), &Options{Roots: func(string) ports.Roots { return roots }}), ports.Signals{})
+	// The watcher's first refresh (after Subscribe) succeeds.
+	require.Eventually(t, func() bool {
+		return string(peerAsk(t, p, "roots/list", `{}`).Result) == `{"roots":[{"uri":"file:///a"}]}`
+	}, 5*time.Second, 5*time.Millisecond)
+	roots.Fail("List", errors.New("down"))
+	roots.Set(ports.Root{URI: "file:///b"})
+	time.Sleep(50 * time.Millisecond)
+	assert.JSONEq(t, `{"roots":[{"uri":"file:///a"}]}`, string(peerAsk(t, p, "roots/list", `{}`).Result), "a failed refresh keeps the last list")
 }

@@ -456,3 +456,46 @@ func TestRootsListFails(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	assert.JSONEq(t, `{"roots":[{"uri":"file:///a"}]}`, string(peerAsk(t, p, "roots/list", `{}`).Result), "a failed refresh keeps the last list")
 }
+
+// TestElicitStormGated: over a transport with the inbound gate, a burst
+// of elicitation requests (as many as the gate lets wait) is answered in
+// full: one question reaches the host, every other is refused as busy.
+func TestElicitStormGated(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	el := ports.ElicitorFunc(func(ctx context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
+		asked.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return acceptDefaults(ctx, r)
+	})
+	p := &memPeer{version: "2025-11-25"}
+	conn := startMemPeer(t, p)
+	ft := &filteringTransport{inner: conn.Transport}
+	conn.Transport, conn.InboundFilter = ft, ft.set
+	connect(t, New(fixedDialer(conn), elicitOpts(el)), ports.Signals{})
+	for i := range maxPendingCalls {
+		id, _ := jsonrpc.MakeID(float64(10 + i))
+		require.NoError(t, p.conn.Write(context.Background(), &jsonrpc.Request{ID: id, Method: "elicitation/create", Params: json.RawMessage(`{"message":"m","requestedSchema":` + sep1034 + `}`)}))
+	}
+	busy := 0
+	for range maxPendingCalls - 1 {
+		select {
+		case resp := <-p.responses:
+			refusedWith(t, resp, ReasonElicitBusy)
+			busy++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d storm requests got a reply", busy)
+		}
+	}
+	close(release)
+	select {
+	case resp := <-p.responses:
+		require.NoError(t, resp.Error)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting question got no reply")
+	}
+	assert.Equal(t, int32(1), asked.Load())
+}

@@ -37,10 +37,11 @@
 //     its message cut to ports.MaxProgressMessage bytes; every other
 //     notification (logging, resource updated, progress for any other
 //     token, ...) is ignored. Over a transport with Conn.InboundFilter, a
-//     flood is coalesced before the SDK queues it: at most one message per
-//     method waits for the handler (a progress notification that arrives
-//     while another waits is dropped), and ignored methods are dropped
-//     (see Conn.InboundFilter).
+//     flood is coalesced before the SDK queues it: at most one notification
+//     per method waits for the handler (a progress notification that
+//     arrives while another waits is dropped), at most eight requests per
+//     method (each answered), and ignored methods are dropped (see
+//     Conn.InboundFilter).
 //   - Abandonment. A request whose ctx ends while it is in flight is
 //     abandoned: the SDK cannot cancel it cleanly, so the connection is
 //     aborted (Conn.Abort, for stdio a kill of the direct child) or, without

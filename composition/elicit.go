@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
+	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -30,6 +31,11 @@ type ElicitationOptions struct {
 	// "cancel"); 0 means mcpsession.DefaultElicitTimeout. The call that
 	// waits is still bounded by its own call timeout.
 	Timeout time.Duration
+	// OnRefused, when non-nil, is told about every question a session
+	// refused before (or instead of) sending the Elicitor's answer: a
+	// *refusal.Error with the server id and a mcpsession.ReasonElicit
+	// reason, never server text. It must not block.
+	OnRefused func(*refusal.Error)
 }
 
 // RootsOptions offer the host's roots (the directories the servers may
@@ -65,6 +71,7 @@ func (opts *ConnectOptions) sessionOptions() *mcpsession.Options {
 			return nil
 		}
 		o.ElicitTimeout = e.Timeout
+		o.OnElicitRefused = e.OnRefused
 	}
 	if r := opts.Roots; r != nil && r.Roots != nil {
 		servers, roots := slices.Clone(r.Servers), r.Roots

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
+	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -103,7 +104,13 @@ func TestFleetElicitation(t *testing.T) {
 		mu.Unlock()
 		return ElicitDefaults().Elicit(ctx, req)
 	})
-	f := r.host.Connect(context.Background(), srcs, &ConnectOptions{Elicitation: &ElicitationOptions{Elicitor: el, Servers: []string{"one"}}})
+	var refused []string
+	onRefused := func(re *refusal.Error) {
+		mu.Lock()
+		refused = append(refused, re.Server+":"+re.Reason)
+		mu.Unlock()
+	}
+	f := r.host.Connect(context.Background(), srcs, &ConnectOptions{Elicitation: &ElicitationOptions{Elicitor: el, Servers: []string{"one"}, OnRefused: onRefused}})
 	t.Cleanup(func() { _ = f.Close() })
 	require.Equal(t, StateConnected, result(t, f, "one").State)
 	require.Equal(t, StateConnected, result(t, f, "two").State)
@@ -128,6 +135,7 @@ func TestFleetElicitation(t *testing.T) {
 	assert.Contains(t, text(t, res), mcpsession.ReasonElicitSchemaNested, "the server learns why, by name")
 	mu.Lock()
 	assert.Len(t, asked, 1, "a refused form never reaches the host")
+	assert.Equal(t, []string{"one:" + mcpsession.ReasonElicitSchemaNested}, refused, "the host is told")
 	mu.Unlock()
 
 	res, err = f.Call(context.Background(), "one", "ask", json.RawMessage(`{}`))

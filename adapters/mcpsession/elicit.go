@@ -64,6 +64,7 @@ const (
 type hostPorts struct {
 	elicitor      ports.Elicitor
 	elicitTimeout time.Duration
+	onRefused     func(*refusal.Error)
 	// elicitSlot holds one token per elicitation the session may have
 	// waiting for the host (one).
 	elicitSlot chan struct{}
@@ -114,6 +115,7 @@ func (s *session) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 	r, rerr := elicitRequest(s.server, p)
 	if rerr != nil {
 		rerr.Server, rerr.Origin = s.server, s.conn.Origin
+		s.reportRefused(rerr)
 		return nil, wireRefusal(rerr)
 	}
 
@@ -130,7 +132,8 @@ func (s *session) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitR
 		}
 		var re *refusal.Error
 		if errors.As(err, &re) && re.Reason != "" {
-			return nil, s.elicitRefusal(re.Class, re.Reason, "")
+			// The host's own refusal: answered, not reported back to it.
+			return nil, wireRefusal(&refusal.Error{Class: re.Class, Reason: re.Reason})
 		}
 		return nil, s.elicitRefusal(refusal.Internal, ReasonElicitFailed, "")
 	}
@@ -180,7 +183,18 @@ func (s *session) askHost(ctx context.Context, r ports.ElicitRequest) (res ports
 // elicitRefusal builds the refusal of an elicitation and returns it as
 // the JSON-RPC error answered to the server.
 func (s *session) elicitRefusal(class refusal.Class, reason, detail string) error {
-	return wireRefusal(&refusal.Error{Class: class, Reason: reason, Server: s.server, Origin: s.conn.Origin, Detail: detail})
+	re := &refusal.Error{Class: class, Reason: reason, Server: s.server, Origin: s.conn.Origin, Detail: detail}
+	s.reportRefused(re)
+	return wireRefusal(re)
+}
+
+// reportRefused tells the host (Options.OnElicitRefused) about a refused
+// elicitation, with a copy of the refusal.
+func (s *session) reportRefused(re *refusal.Error) {
+	if f := s.host.onRefused; f != nil {
+		c := *re
+		f(&c)
+	}
 }
 
 // wireRefusal turns a refusal into the JSON-RPC error a server gets: the
@@ -579,6 +593,7 @@ func (c *Connector) hostPortsFor(sess *session) {
 			sess.host.elicitor = e
 			sess.host.elicitSlot = make(chan struct{}, 1)
 			sess.host.elicitTimeout = o.ElicitTimeout
+			sess.host.onRefused = o.OnElicitRefused
 			if sess.host.elicitTimeout <= 0 {
 				sess.host.elicitTimeout = DefaultElicitTimeout
 			}

@@ -291,10 +291,25 @@ func TestElicitBadInput(t *testing.T) {
 	p := &memPeer{version: "2025-11-25", handle: func(method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 		return json.RawMessage(`{"tools":[]}`), nil
 	}}
-	s := connect(t, New(fixedDialer(startMemPeer(t, p)), elicitOpts(el)), ports.Signals{})
+	opts := elicitOpts(el)
+	var mu sync.Mutex
+	var reported []*refusal.Error
+	opts.OnElicitRefused = func(re *refusal.Error) {
+		mu.Lock()
+		reported = append(reported, re)
+		mu.Unlock()
+	}
+	s := connect(t, New(fixedDialer(startMemPeer(t, p)), opts), ports.Signals{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			refusedWith(t, peerAsk(t, p, "elicitation/create", tt.params), tt.reason)
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, reported, "the host is told")
+			last := reported[len(reported)-1]
+			assert.Equal(t, tt.reason, last.Reason)
+			assert.Equal(t, "srv", last.Server)
+			assertNoCanary(t, last)
 		})
 	}
 	assert.Empty(t, el.requests(), "the host is never asked a refused question")

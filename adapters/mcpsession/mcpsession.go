@@ -154,6 +154,12 @@ type Options struct {
 	// ElicitTimeout bounds the wait for the host's answer to one
 	// elicitation; 0 means DefaultElicitTimeout.
 	ElicitTimeout time.Duration
+	// OnElicitRefused, when non-nil, is told about every elicitation the
+	// session refused of a server that has an Elicitor (a ReasonElicit
+	// refusal with the server id; never server text): called from the
+	// SDK's request goroutine, it must not block. Refusals the Elicitor
+	// itself returned are not reported.
+	OnElicitRefused func(*refusal.Error)
 	// Roots, when non-nil, returns the host's Roots for a server id; a
 	// session declares the roots capability (listChanged) only when it
 	// returns one.
@@ -187,7 +193,7 @@ func New(d Dialer, opts *Options) *Connector {
 		dialer:       d,
 		impl:         mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion},
 		closeTimeout: o.CloseTimeout,
-		hostOpts:     Options{Elicitor: o.Elicitor, ElicitTimeout: o.ElicitTimeout, Roots: o.Roots},
+		hostOpts:     Options{Elicitor: o.Elicitor, ElicitTimeout: o.ElicitTimeout, OnElicitRefused: o.OnElicitRefused, Roots: o.Roots},
 	}
 	if c.impl.Name == "" {
 		c.impl.Name = DefaultClientName

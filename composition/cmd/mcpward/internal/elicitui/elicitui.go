@@ -29,6 +29,7 @@ import (
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
+	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -73,20 +74,47 @@ func (v *modeValue) Set(s string) error {
 }
 
 // Elicitation returns the elicitation options of a run with f on ios, or
-// nil when the run declares none (ModeAuto off a terminal).
+// nil when the run declares none (ModeAuto off a terminal). A question
+// mcpward refused (a nested form, an address that is not https, a second
+// question while one is open...) is noted on ios.ErrOut, once per server
+// and reason.
 func (f Flags) Elicitation(ios *iostreams.IOStreams) *composition.ElicitationOptions {
-	switch f.Mode {
-	case ModeDefaults:
-		return &composition.ElicitationOptions{Elicitor: composition.ElicitDefaults()}
-	case ModeDecline:
-		return &composition.ElicitationOptions{Elicitor: composition.ElicitDecline()}
-	case ModePrompt:
-		return &composition.ElicitationOptions{Elicitor: NewPrompter(ios.In, ios.ErrOut)}
+	var el ports.Elicitor
+	switch {
+	case f.Mode == ModeDefaults:
+		el = composition.ElicitDefaults()
+	case f.Mode == ModeDecline:
+		el = composition.ElicitDecline()
+	case f.Mode == ModePrompt, ios.In != nil && ios.IsStdinTTY() && ios.IsStderrTTY():
+		el = NewPrompter(ios.In, ios.ErrOut)
+	default:
+		return nil
 	}
-	if ios.In != nil && ios.IsStdinTTY() && ios.IsStderrTTY() {
-		return &composition.ElicitationOptions{Elicitor: NewPrompter(ios.In, ios.ErrOut)}
+	n := &refusalNotes{w: ios.ErrOut, seen: map[string]bool{}}
+	return &composition.ElicitationOptions{Elicitor: el, OnRefused: n.note}
+}
+
+// refusalNotes writes one line per refused question, once per server and
+// reason.
+type refusalNotes struct {
+	w    io.Writer
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (n *refusalNotes) note(re *refusal.Error) {
+	key := re.Server + "\x00" + re.Reason
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.seen[key] {
+		return
 	}
-	return nil
+	n.seen[key] = true
+	line := fmt.Sprintf("mcpward: refused a question from the server %s: %s", termsafe.Line(re.Server), re.Reason)
+	if re.Detail != "" {
+		line += " (" + termsafe.Line(re.Detail) + ")"
+	}
+	fmt.Fprintln(n.w, line)
 }
 
 // RootsOf returns the roots options of a run with f whose workspace root

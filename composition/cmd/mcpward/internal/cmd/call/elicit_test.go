@@ -60,6 +60,9 @@ func TestCallElicitation(t *testing.T) {
 				return
 			}
 			assert.JSONEq(t, tt.want, got)
+			if strings.Contains(tt.want, "elicit_schema_nested") {
+				assert.Contains(t, run.ErrOut.String(), `mcpward: refused a question from the server t: elicit_schema_nested (field "addr": nested object)`)
+			}
 		})
 	}
 }

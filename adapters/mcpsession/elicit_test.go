@@ -514,3 +514,35 @@ func TestElicitStormGated(t *testing.T) {
 	}
 	assert.Equal(t, int32(1), asked.Load())
 }
+
+// FuzzElicitRequest: any params are turned into a request for the host or
+// a named refusal, never a panic; a URL the host is shown is always an
+// https URL with a host and only printable characters.
+func FuzzElicitRequest(f *testing.F) {
+	f.Add("url", "https://example.com/a?b=c", "")
+	f.Add("url", "javascript:alert(1)", "")
+	f.Add("url", "HTTPS://user@example.com", "")
+	f.Add("", "", sep1034)
+	f.Add("form", "https://x", `{"type":"object"}`)
+	f.Fuzz(func(t *testing.T, mode, u, schema string) {
+		p := &mcp.ElicitParams{Mode: mode, URL: u, Message: u}
+		if schema != "" {
+			var s any
+			if json.Unmarshal([]byte(schema), &s) == nil {
+				p.RequestedSchema = s
+			}
+		}
+		r, re := elicitRequest("srv", p)
+		if re != nil {
+			require.NotEmpty(t, re.Reason)
+			return
+		}
+		require.LessOrEqual(t, len(r.Message), ports.MaxElicitMessage)
+		if r.Mode == ports.ElicitURL {
+			require.True(t, strings.HasPrefix(strings.ToLower(r.URL), "https://"), r.URL)
+			for _, c := range r.URL {
+				require.True(t, c > ' ' && c != 0x7f, "%q", r.URL)
+			}
+		}
+	})
+}

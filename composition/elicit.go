@@ -87,16 +87,19 @@ func (opts *ConnectOptions) sessionOptions() *mcpsession.Options {
 
 // ElicitDefaults returns an Elicitor for hosts without a person to ask
 // (scripts, CI): it accepts every form with the schema's defaults
-// (ports.ElicitSchema.Defaults; a form whose required fields have no
-// default is then refused by the session as an invalid answer), and
-// declines every URL request (nobody is there to visit it). Safe for
-// concurrent use.
+// (ports.ElicitSchema.Defaults), declines a form the defaults do not
+// complete (a required field without a default), and declines every URL
+// request (nobody is there to visit it). Safe for concurrent use.
 func ElicitDefaults() ports.Elicitor {
 	return ports.ElicitorFunc(func(_ context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
 		if r.Mode != ports.ElicitForm {
 			return ports.ElicitResult{Action: ports.ElicitDecline}, nil
 		}
-		return ports.ElicitResult{Action: ports.ElicitAccept, Content: r.Schema.Defaults()}, nil
+		defs := r.Schema.Defaults()
+		if r.Schema.Validate(defs) != nil {
+			return ports.ElicitResult{Action: ports.ElicitDecline}, nil
+		}
+		return ports.ElicitResult{Action: ports.ElicitAccept, Content: defs}, nil
 	})
 }
 

@@ -183,6 +183,11 @@ func TestElicitorsOfComposition(t *testing.T) {
 	res, err := ElicitDefaults().Elicit(context.Background(), form)
 	require.NoError(t, err)
 	assert.Equal(t, ports.ElicitResult{Action: ports.ElicitAccept, Content: map[string]any{"a": true}}, res)
+	incomplete := form
+	incomplete.Schema.Fields = append([]ports.ElicitField{{Name: "b", Type: ports.FieldString, Required: true}}, form.Schema.Fields...)
+	res, err = ElicitDefaults().Elicit(context.Background(), incomplete)
+	require.NoError(t, err)
+	assert.Equal(t, ports.ElicitResult{Action: ports.ElicitDecline}, res, "defaults that do not complete the form decline it")
 	res, err = ElicitDefaults().Elicit(context.Background(), url)
 	require.NoError(t, err)
 	assert.Equal(t, ports.ElicitDecline, res.Action)

@@ -105,6 +105,13 @@ type ConnectOptions struct {
 	Supervisor *supervisor.Options
 	// Session configures the mcpsession Connector; nil means its defaults.
 	Session *mcpsession.Options
+	// Elicitation, when non-nil with an Elicitor, lets the servers it
+	// enables ask the user questions mid-call (see ElicitationOptions);
+	// nil declares no elicitation to any server.
+	Elicitation *ElicitationOptions
+	// Roots, when non-nil with a Roots, offers the host's roots to the
+	// servers it enables (see RootsOptions); nil declares no roots.
+	Roots *RootsOptions
 }
 
 // ToolInfo is one admitted tool of a connected server.
@@ -195,7 +202,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics(), logs: h.fleetLogs()}
 	var conn *mcpsession.Connector
 	if h.dialer != nil {
-		conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.Session))
+		conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.sessionOptions()))
 	}
 	parallel := opts.Parallel
 	if parallel <= 0 {

@@ -40,18 +40,29 @@ var gated = map[string]bool{
 // floods notifications makes the client's memory grow without limit. A
 // transport that supports it (Conn.InboundFilter) asks admit about every
 // request and notification before the SDK sees it: admit lets through at
-// most one message per method the handler has not reached yet (a list
+// most one notification per method the handler has not reached yet (a list
 // change or progress notification is a signal: a second one while the
-// first waits says nothing more), and drops every method the session does
-// not act on. The SDK's queue then holds at most len(gated) messages, plus
-// one per method and gateStale for messages the SDK refused unhandled.
+// first waits says nothing more) and at most maxPendingCalls requests per
+// method (each gets an answer, a refusal when the session is busy), and
+// drops every method the session does not act on. The SDK's queue then
+// holds at most len(gated)*maxPendingCalls messages, plus as many per
+// method and gateStale for messages the SDK refused unhandled.
 // Safe for concurrent use.
 type inboundGate struct {
 	mu      sync.Mutex
 	pending map[string]time.Time // method → when let through, until handled
-	now     func() time.Time
-	logs    logGate // notifications/message (logs.go)
+	// calls are the requests let through per method, oldest first, until
+	// handled: up to maxPendingCalls of one method may wait, so a burst of
+	// server requests (an elicitation storm) is answered — each refused by
+	// name but one — rather than dropped unanswered.
+	calls map[string][]time.Time
+	now   func() time.Time
+	logs  logGate // notifications/message (logs.go)
 }
+
+// maxPendingCalls bounds the requests of one method that may wait for the
+// SDK's handler; beyond it a request is dropped (and gets no answer).
+const maxPendingCalls = 8
 
 // gateClock is the clock of new gates (a test freezes it).
 var gateClock = time.Now
@@ -63,7 +74,7 @@ func newInboundGate() *inboundGate {
 // admit reports whether a message of method from the server may reach the
 // SDK (call tells a request from a notification; a method is gated the
 // same either way).
-func (g *inboundGate) admit(method string, _ bool) bool {
+func (g *inboundGate) admit(method string, call bool) bool {
 	if method == methodLog {
 		return g.logs.admit(g.now())
 	}
@@ -73,6 +84,9 @@ func (g *inboundGate) admit(method string, _ bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
+	if call {
+		return g.admitCall(method, now)
+	}
 	if at, ok := g.pending[method]; ok && now.Sub(at) < gateStale {
 		return false
 	}
@@ -88,7 +102,29 @@ func (g *inboundGate) handled(method string) {
 	}
 	g.mu.Lock()
 	delete(g.pending, method)
+	if q := g.calls[method]; len(q) > 0 {
+		g.calls[method] = q[1:]
+	}
 	g.mu.Unlock()
+}
+
+// admitCall admits a request of method when fewer than maxPendingCalls
+// wait (those let through more than gateStale ago no longer count). g.mu
+// is held.
+func (g *inboundGate) admitCall(method string, now time.Time) bool {
+	q := g.calls[method]
+	for len(q) > 0 && now.Sub(q[0]) >= gateStale {
+		q = q[1:]
+	}
+	if len(q) >= maxPendingCalls {
+		g.calls[method] = q
+		return false
+	}
+	if g.calls == nil {
+		g.calls = map[string][]time.Time{}
+	}
+	g.calls[method] = append(q, now)
+	return true
 }
 
 // middleware is the receiving middleware that tells the gate the SDK's

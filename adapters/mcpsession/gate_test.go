@@ -29,8 +29,12 @@ func TestInboundGate(t *testing.T) {
 	require.True(t, g.admit(lc, false))
 	assert.False(t, g.admit(lc, false), "coalesced while the first waits")
 	assert.True(t, g.admit("notifications/prompts/list_changed", false), "each method on its own")
-	assert.True(t, g.admit("ping", true))
-	assert.False(t, g.admit("ping", true))
+	for range maxPendingCalls {
+		assert.True(t, g.admit("ping", true), "requests of one method wait up to a bound, so each is answered")
+	}
+	assert.False(t, g.admit("ping", true), "beyond the bound a request is dropped")
+	g.handled("ping")
+	assert.True(t, g.admit("ping", true), "a handled request frees its place")
 	g.handled(lc)
 	assert.True(t, g.admit(lc, false), "admitted again once handled")
 	now = now.Add(gateStale - time.Nanosecond)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,18 +110,6 @@ func (s *session) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) 
 		msg.Dropped = s.gate.logs.takeDropped()
 	}
 	s.sig.Log(msg)
-}
-
-// cut returns s cut to at most n bytes, never inside a UTF-8 sequence.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }
 
 // startLogs asks a server that declared the logging capability for its

@@ -11,12 +11,21 @@
 //     here against Options.AcceptVersions; anything else closes the session
 //     and is refused with Class Protocol, Reason "protocol_version_refused".
 //     A version the SDK itself does not know is refused the same way.
-//   - Nothing advertised. The client declares no capability (no roots,
-//     sampling or elicitation), installs no server-to-client request
-//     handler, and refuses every server-to-client request but ping (the SDK
-//     alone would answer roots/list with an empty list); multi-round-trip
-//     re-sends are disabled (a tool call is sent exactly once and never
-//     replayed); there is no keep-alive.
+//   - Nothing advertised unless the host provides it. By default the
+//     client declares no capability (no roots, sampling or elicitation)
+//     and refuses every server-to-client request but ping (the SDK alone
+//     would answer roots/list with an empty list). A host that gives an
+//     Elicitor (Options.Elicitor) or Roots (Options.Roots) for a server
+//     gets that capability declared to it, and only to it: elicitation
+//     requests are validated (a flat form of primitive fields, https URLs
+//     only, bounded sizes, one question at a time) before the host is
+//     asked, its answer is checked against the form before it is sent, and
+//     every refusal is answered to the server by name (see the
+//     ReasonElicit constants); roots/list answers the host's file roots and
+//     a change of them sends notifications/roots/list_changed. Sampling is
+//     never declared and always refused. Multi-round-trip re-sends are
+//     disabled (a tool call is sent exactly once and never replayed); there
+//     is no keep-alive.
 //   - Capability-gated lists. A list kind whose capability the server did not
 //     declare is refused (Class Unsupported, Reason "list_undeclared") without
 //     contacting the server. Tools the SDK would drop silently (an invalid
@@ -32,10 +41,11 @@
 //     Signals.Log, bounded (see ports.LogMessage); every other
 //     notification (resource updated, progress for any other token, ...)
 //     is ignored. Over a transport with Conn.InboundFilter, a
-//     flood is coalesced before the SDK queues it: at most one message per
-//     method waits for the handler (a progress notification that arrives
-//     while another waits is dropped), and ignored methods are dropped
-//     (see Conn.InboundFilter).
+//     flood is coalesced before the SDK queues it: at most one notification
+//     per method waits for the handler (a progress notification that
+//     arrives while another waits is dropped), at most eight requests per
+//     method (each answered), and ignored methods are dropped (see
+//     Conn.InboundFilter).
 //   - Abandonment. A request whose ctx ends while it is in flight is
 //     abandoned: the SDK cannot cancel it cleanly, so the connection is
 //     aborted (Conn.Abort, for stdio a kill of the direct child) or, without
@@ -144,6 +154,25 @@ type Options struct {
 	// (ports.Signals.Log) and it declared the logging capability; ""
 	// means DefaultLogLevel (info).
 	LogLevel ports.LogLevel
+	// Elicitor, when non-nil, returns the host's Elicitor for a server
+	// id; a session declares the elicitation capability (form and url)
+	// only when it returns one, and otherwise refuses elicitation/create
+	// as it refuses every server request (see elicit.go's reasons for
+	// what a session refuses before the host is asked).
+	Elicitor func(serverID string) ports.Elicitor
+	// ElicitTimeout bounds the wait for the host's answer to one
+	// elicitation; 0 means DefaultElicitTimeout.
+	ElicitTimeout time.Duration
+	// OnElicitRefused, when non-nil, is told about every elicitation the
+	// session refused of a server that has an Elicitor (a ReasonElicit
+	// refusal with the server id; never server text): called from the
+	// SDK's request goroutine, it must not block. Refusals the Elicitor
+	// itself returned are not reported.
+	OnElicitRefused func(*refusal.Error)
+	// Roots, when non-nil, returns the host's Roots for a server id; a
+	// session declares the roots capability (listChanged) only when it
+	// returns one.
+	Roots func(serverID string) ports.Roots
 }
 
 // Connector is the go-sdk implementation of ports.Connector. It is safe for
@@ -154,6 +183,7 @@ type Connector struct {
 	accept       []string
 	closeTimeout time.Duration
 	logLevel     ports.LogLevel
+	hostOpts     Options
 }
 
 var _ ports.Connector = (*Connector)(nil)
@@ -174,6 +204,7 @@ func New(d Dialer, opts *Options) *Connector {
 		impl:         mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion},
 		closeTimeout: o.CloseTimeout,
 		logLevel:     o.LogLevel,
+		hostOpts:     Options{Elicitor: o.Elicitor, ElicitTimeout: o.ElicitTimeout, OnElicitRefused: o.OnElicitRefused, Roots: o.Roots},
 	}
 	if c.impl.Name == "" {
 		c.impl.Name = DefaultClientName
@@ -256,9 +287,10 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 	}
 
 	sess := newSession(t.ServerID, conn, s, c.closeTimeout)
+	c.hostPortsFor(sess)
 	client := mcp.NewClient(&mcp.Implementation{Name: c.impl.Name, Version: c.impl.Version}, &mcp.ClientOptions{
 		Logger:                      slog.New(sess.drops),
-		Capabilities:                &mcp.ClientCapabilities{},
+		Capabilities:                sess.host.capabilities(),
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { sess.signal(ports.ListTools) },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
@@ -266,9 +298,12 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		LoggingMessageHandler:       sess.logMessage,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
-	client.AddReceivingMiddleware(refuseServerRequests)
+	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)
 	sess.gate = newInboundGate()
 	sess.gate.install(client, conn)
+	if sess.host.roots.provider != nil {
+		sess.host.roots.prime(ctx, client)
+	}
 
 	// While the handshake is in flight, an ended ctx aborts the connection:
 	// the SDK's own cleanup of a stdio child that never answers takes
@@ -287,6 +322,9 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		return nil, sess.classify(err, opConnect)
 	}
 	sess.start(cs)
+	if sess.host.roots.provider != nil {
+		sess.watchRoots(client)
+	}
 	if aborted {
 		_ = sess.Close()
 		return nil, ctxRefusal(ctx.Err(), t.ServerID, conn.Origin)

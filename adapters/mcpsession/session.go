@@ -54,6 +54,9 @@ type session struct {
 	// progress routes notifications/progress to calls with OnProgress.
 	progress progressRoutes
 
+	// host holds the host's ports served to the server (elicit.go).
+	host hostPorts
+
 	abortOnce sync.Once
 	closeOnce sync.Once
 	closeErr  error

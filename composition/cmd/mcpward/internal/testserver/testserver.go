@@ -105,6 +105,10 @@ func Main() bool {
 			}
 		}
 	}
+	if mode == ModeElicit {
+		serveElicit(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	serve(os.Stdin, os.Stdout, mode)
 	if os.Getenv(IgnoreTermEnv) == "1" {
 		select {} // only SIGKILL ends it

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/elicitui"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
@@ -46,6 +47,11 @@ type Options struct {
 	Timeouts fleet.Timeouts
 	// ServerStderr is --server-stderr: print the server's stderr tail.
 	ServerStderr bool
+	// HostPorts are --elicitation and --roots.
+	HostPorts elicitui.Flags
+	// quiet, when set, wraps the writer of the call's progress notes so
+	// they keep out of an elicitation prompt.
+	quiet func(io.Writer) io.Writer
 }
 
 // NewCmdCall returns the call command; runF, when not nil, replaces Run.
@@ -118,6 +124,7 @@ returns an error result.`,
 		"how long the call may take (0: no limit)")
 	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
 		"print the end of a stdio server's stderr (its own output, secrets masked) on stderr")
+	elicitui.AddFlags(cmd.Flags(), &opts.HostPorts)
 	return cmd
 }
 
@@ -214,7 +221,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Quiet: progress.WaitAfter, ConnectTimeout: opts.Timeouts.Connect,
 	})
 	rep.Start()
-	f := fleet.Connect(ctx, a, []string{opts.Server}, fleet.SupervisorOptions(opts.Timeouts), rep)
+	f := fleet.ConnectWithPorts(ctx, a, []string{opts.Server}, fleet.SupervisorOptions(opts.Timeouts), rep, hostPorts(opts, a))
 	if opts.ServerStderr {
 		// After f.Close (deferred next, so run first), which waits for the
 		// server's stderr to be read to its end; before the error the
@@ -237,7 +244,7 @@ func runHostName(ctx context.Context, opts *Options, a *app.App, servers []strin
 		Quiet: progress.WaitAfter, ConnectTimeout: opts.Timeouts.Connect,
 	})
 	rep.Start()
-	f := fleet.Connect(ctx, a, servers, fleet.SupervisorOptions(opts.Timeouts), rep)
+	f := fleet.ConnectWithPorts(ctx, a, servers, fleet.SupervisorOptions(opts.Timeouts), rep, hostPorts(opts, a))
 	defer f.Close()
 	rep.Finish(nil)
 	if ctx.Err() != nil {
@@ -294,7 +301,11 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		args = "{}"
 	}
 	start := opts.clock().Now()
-	stop := progress.Wait(opts.IO.ErrOut, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
+	notes := opts.IO.ErrOut
+	if opts.quiet != nil {
+		notes = opts.quiet(notes)
+	}
+	stop := progress.Wait(notes, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
 	res, err := f.Call(ctx, server, opts.Tool, json.RawMessage(args))
 	stop()
 	if ctx.Err() != nil {
@@ -443,4 +454,19 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// hostPorts are the host ports of a call run: --elicitation and --roots
+// (the workspace root).
+func hostPorts(opts *Options, a *app.App) fleet.HostPorts {
+	hp := fleet.HostPorts{Elicitation: opts.HostPorts.Elicitation(opts.IO)}
+	if hp.Elicitation != nil {
+		if p, ok := hp.Elicitation.Elicitor.(*elicitui.Prompter); ok {
+			opts.quiet = p.Quiet
+		}
+	}
+	if a.Workspace != nil {
+		hp.Roots = opts.HostPorts.RootsOf(a.Workspace.Root)
+	}
+	return hp
 }

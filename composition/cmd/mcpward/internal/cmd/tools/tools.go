@@ -17,6 +17,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/elicitui"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
@@ -39,6 +40,8 @@ type Options struct {
 	// ServerStderr is --server-stderr: print every stdio server's stderr
 	// tail.
 	ServerStderr bool
+	// HostPorts are --elicitation and --roots.
+	HostPorts elicitui.Flags
 }
 
 // NewCmdTools returns the tools command; runF, when not nil, replaces Run.
@@ -98,6 +101,7 @@ connected.`,
 		"how long one attempt to connect a server may take (0: no limit)")
 	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
 		"print the end of each stdio server's stderr (its own output, secrets masked) on stderr")
+	elicitui.AddFlags(cmd.Flags(), &opts.HostPorts)
 	return cmd
 }
 
@@ -113,7 +117,11 @@ func Run(ctx context.Context, opts *Options) error {
 		ConnectTimeout: opts.ConnectTimeout,
 	})
 	rep.Start()
-	f := fleet.Connect(ctx, a, opts.Names, fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout}), rep)
+	hp := fleet.HostPorts{Elicitation: opts.HostPorts.Elicitation(opts.IO)}
+	if a.Workspace != nil {
+		hp.Roots = opts.HostPorts.RootsOf(a.Workspace.Root)
+	}
+	f := fleet.ConnectWithPorts(ctx, a, opts.Names, fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout}), rep, hp)
 	rs := f.Servers()
 	if opts.ServerStderr && ctx.Err() == nil {
 		names := make([]string, len(rs))

@@ -45,7 +45,7 @@ func Example() {
 	}
 
 	var slot []ports.Tool // the host's generic tool slot
-	slot = append(slot, fleet.Set().Tools()...)
+	slot = append(slot, fleet.Set().HostTools()...)
 	for _, t := range slot {
 		res, err := t.Call(ctx, json.RawMessage(`{}`))
 		if refusal.ClassOf(err) == refusal.Config {

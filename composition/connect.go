@@ -73,8 +73,8 @@ type ConnectOptions struct {
 	// defaults. Its OnChange is replaced by one calling OnStatus, and a nil
 	// Logger by Config.Logger. The defaults bound every connect attempt
 	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
-	// tool call, whether made with Fleet.Call or through a ports.Tool of
-	// Set().Tools() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
+	// tool call, whether made with Fleet.Call, Fleet.CallTool or through a tool of
+	// Set() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
 	// without a progress notification of the call; CallTimeoutMax:
 	// supervisor.DefaultCallTimeoutMax, 1 h in all); supervisor.NoTimeout
 	// turns one off. A call that times out fails with Class Transient,

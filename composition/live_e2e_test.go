@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,4 +87,57 @@ func TestFleetLiveEndToEnd(t *testing.T) {
 
 	require.NoError(t, f.Close())
 	assert.Zero(t, running(bin))
+}
+
+// TestAbortedStdioCallEndsTheProcess pins what ports.Tool.Call documents:
+// aborting a stdio call ends the server's process, the other call in
+// flight fails Transient, the supervisor starts a new process at once, and
+// what the old one held (a tool it added at run time) is gone from the
+// Fleet's next generation.
+func TestAbortedStdioCallEndsTheProcess(t *testing.T) {
+	bin := privateExample(t)
+	r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), nil)})
+	b, _ := json.Marshal(bin)
+	srcs := userSrc(`{"mcpServers": {"example": {"command": ` + string(b) + `, "args": ["-dynamic"]}}}`)
+	f := r.host.Connect(context.Background(), srcs, nil)
+	t.Cleanup(func() { _ = f.Close() })
+	bg := context.Background()
+	extra := catalog.ToolName("example", "extra")
+	_, err := f.Call(bg, "example", "tool_add", json.RawMessage(`{"name":"extra","field":"a"}`))
+	require.NoError(t, err)
+	g := awaitGen(t, f, "the added tool", func(g Generation) bool { _, ok := g.Set.Tool(extra); return ok })
+	held, _ := g.Set.Tool(extra)
+	before := pids(bin)
+	require.Len(t, before, 1)
+
+	other := make(chan error, 1)
+	go func() {
+		_, err := f.Call(bg, "example", "slow", json.RawMessage(`{"ms":10000}`))
+		other <- err
+	}()
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	_, err = f.Call(ctx, "example", "slow", json.RawMessage(`{"ms":10000}`))
+	assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
+	assert.Equal(t, supervisor.ReasonTimeout, refusal.ReasonOf(err))
+	select {
+	case err := <-other:
+		assert.Equal(t, refusal.Transient, refusal.ClassOf(err), "the other call in flight: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other call in flight did not end with the process")
+	}
+	assert.Eventually(t, func() bool { return !alive(bin, before[0]) }, 5*time.Second, 10*time.Millisecond, "the process was ended")
+
+	awaitGen(t, f, "the new process's catalog", func(g Generation) bool {
+		_, ok := g.Set.Tool(extra)
+		return result(t, f, "example").State == StateConnected && !ok
+	})
+	after := pids(bin)
+	require.Len(t, after, 1)
+	assert.NotEqual(t, before[0], after[0], "a new process")
+	_, err = held.Call(bg, json.RawMessage(`{"a":"x"}`))
+	assert.Equal(t, catalog.ReasonToolRemoved, refusal.ReasonOf(err), "the old process's tool is gone")
+	res, err := f.Call(bg, "example", "echo", json.RawMessage(`{"text":"back"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "back", text(t, res))
 }

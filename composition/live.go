@@ -179,6 +179,7 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		}
 	}
 	f.startLocked(len(connect))
+	f.wg.Add(len(connect)) // under f.mu with the closed check: never after Close's Wait began
 	f.bumpLocked()
 	f.mu.Unlock()
 	for _, m := range added {
@@ -197,7 +198,6 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	}
 	var wg sync.WaitGroup
 	for _, m := range connect {
-		f.wg.Add(1)
 		wg.Add(1)
 		go func() {
 			defer f.wg.Done()

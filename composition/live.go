@@ -285,25 +285,8 @@ func (f *Fleet) resultLocked(m *member) ServerResult {
 	r := m.base
 	if m.sv != nil {
 		st := m.sv.Status()
-		err := st.Err
-		switch st.State {
-		case supervisor.Ready:
-			r.State = StateConnected
-		case supervisor.Failed:
-			r.State = StateFailed
-		case supervisor.Closed:
-			r.State, err = StateClosed, nil
-		case supervisor.Idle:
-			r.State = StateConnecting
-			if err == nil {
-				err = m.connErr
-			}
-			if err != nil {
-				r.State = StateFailed
-			}
-		default:
-			r.State = StateConnecting
-		}
+		var err *refusal.Error
+		r.State, err = m.stateOf(st)
 		r.Class, r.Reason = refusal.None, ""
 		if err != nil {
 			r.Class, r.Reason = err.Class, err.Reason
@@ -320,6 +303,28 @@ func (f *Fleet) resultLocked(m *member) ServerResult {
 		r.Rejected = append([]catalog.Rejected{rej}, r.Rejected...)
 	}
 	return r
+}
+
+// stateOf maps st, a status of m's supervisor, to m's State and failure
+// (nil: none). m.connErr must not change meanwhile (f.mu is held).
+func (m *member) stateOf(st supervisor.Status) (State, *refusal.Error) {
+	switch st.State {
+	case supervisor.Ready:
+		return StateConnected, st.Err
+	case supervisor.Failed:
+		return StateFailed, st.Err
+	case supervisor.Closed:
+		return StateClosed, nil
+	case supervisor.Idle:
+		err := st.Err
+		if err == nil {
+			err = m.connErr
+		}
+		if err != nil {
+			return StateFailed, err
+		}
+	}
+	return StateConnecting, st.Err
 }
 
 // namesLocked returns the members' names, sorted. f.mu is held.
@@ -348,14 +353,11 @@ func (f *Fleet) setLocked() *catalog.Set {
 			if st.Catalog != nil {
 				cats = append(cats, st.Catalog)
 			}
-			state, reason = "", ""
-			switch {
-			case st.State == supervisor.Failed && st.Err != nil:
-				state, reason = StateFailed, st.Err.Reason
-			case st.State == supervisor.Idle && st.Err != nil:
-				state, reason = StateFailed, st.Err.Reason
-			case st.State == supervisor.Idle && m.connErr != nil:
-				state, reason = StateFailed, m.connErr.Reason
+			var err *refusal.Error
+			state, err = m.stateOf(st)
+			reason = ""
+			if err != nil {
+				reason = err.Reason
 			}
 		}
 		if state == StateRefused || state == StateFailed {

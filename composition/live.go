@@ -539,7 +539,8 @@ func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...stri
 // the Set at once (a new generation), its supervisor is closed (its
 // session and child process ended, a connect of it ended with Class
 // Internal "closed") before Remove returns, and the tools of its catalogs
-// refuse every call. It returns the supervisor's close failure, if any.
+// refuse every call (Class Internal, supervisor.ReasonClosed: they belong
+// to that supervisor, even if the name is added again). It returns the supervisor's close failure, if any.
 // It refuses a name the Fleet does not have (Class Config,
 // ReasonUnknownServer); after Close, Class Internal, Reason "closed".
 func (f *Fleet) Remove(name string) error {

@@ -265,12 +265,13 @@ func TestFleetBackgroundConnect(t *testing.T) {
 }
 
 func TestFleetReconnectAfterFailed(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	c := newLiveConnector()
 	c.set("a", tool("t", "string"))
 	c.Fail("Connect", refusal.New(refusal.Refused, "egress_refused", "a"))
 	r := newRig(t, Config{})
 	f := r.host.Connect(context.Background(), liveSrcs("a"), &ConnectOptions{connector: c, Supervisor: fastSupervisor})
-	t.Cleanup(func() { _ = f.Close() })
+	defer f.Close()
 	a := result(t, f, "a")
 	require.Equal(t, StateFailed, a.State)
 	assert.Equal(t, refusal.Refused, a.Class)
@@ -304,6 +305,7 @@ func TestFleetReconnectAfterFailed(t *testing.T) {
 }
 
 func TestFleetAddRemove(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	c := newLiveConnector()
 	c.set("a", tool("t", "string"))
 	c.set("b", tool("u", "string"))

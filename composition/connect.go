@@ -64,7 +64,8 @@ type ConnectOptions struct {
 	// OnStatus, when non-nil, is called with every status change of every
 	// connecting server (see supervisor.Options.OnChange): possibly
 	// concurrently for different servers, never concurrently for one. It
-	// must not block and must not call Fleet.Close.
+	// must not block and must not call Fleet.Close or Fleet.Remove (they
+	// wait for it); the Fleet's reads (Current, Set, Servers) are fine.
 	OnStatus func(name string, st supervisor.Status)
 	// Parallel bounds how many servers connect at once; 0 (or less) means
 	// DefaultConnectParallel.

@@ -111,7 +111,8 @@ type ServerResult struct {
 	// Name is the server id.
 	Name string
 	// State is the evaluation state of a server that was not usable, or
-	// StateConnected / StateFailed for a usable one, or StateUnknown.
+	// StateConnecting, StateConnected, StateFailed or StateClosed for a
+	// usable one, or StateUnknown.
 	State State
 	// Class and Reason are the failure of a StateFailed server, the
 	// discovery failure of a connected one whose catalog is partial or
@@ -167,14 +168,7 @@ func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *Conn
 		opts = &ConnectOptions{}
 	}
 	f := newFleet(h, opts)
-	names := opts.Names
-	if len(names) == 0 {
-		names = nil
-		for _, r := range h.Evaluate(ctx, srcs).Servers {
-			names = append(names, r.Name)
-		}
-	}
-	f.add(ctx, srcs, names, opts.Background)
+	f.add(ctx, srcs, opts.Names, opts.Background)
 	return f
 }
 

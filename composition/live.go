@@ -111,16 +111,27 @@ func newFleet(h *Host, opts *ConnectOptions) *Fleet {
 	return f
 }
 
-// add evaluates srcs and adds names (deduplicated) as members, then
-// connects the supervised ones: in the background under f.life, or before
-// it returns, under ctx. It returns the names added, sorted; none once the
-// Fleet is closed. Names already members must have been filtered out.
+// add evaluates srcs (once: every decision is audited) and adds names
+// (deduplicated; none: every name srcs define that the Fleet lacks) as
+// members, then connects the supervised ones: in the background under
+// f.life, or before it returns, under ctx. It returns the names added,
+// sorted; none once the Fleet is closed. A name that is already a member
+// is skipped.
 func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []string, background bool) []string {
-	names = slices.Clone(names)
-	slices.Sort(names)
-	names = slices.Compact(names)
 	h := f.host
 	ev := h.Evaluate(ctx, srcs)
+	if len(names) == 0 {
+		for _, r := range ev.Servers {
+			names = append(names, r.Name)
+		}
+	} else {
+		names = slices.Clone(names)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	f.mu.Lock()
+	names = slices.DeleteFunc(names, func(n string) bool { return f.members[n] != nil })
+	f.mu.Unlock()
 	res := h.resolve(srcs)
 	var added []*member
 	for _, name := range names {
@@ -509,16 +520,6 @@ func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...stri
 		return nil, refusal.New(refusal.Internal, supervisor.ReasonClosed, "")
 	case exists != "":
 		return nil, refusal.New(refusal.Config, ReasonServerExists, exists)
-	}
-	if len(names) == 0 {
-		ev := f.host.Evaluate(ctx, srcs)
-		f.mu.Lock()
-		for _, r := range ev.Servers {
-			if f.members[r.Name] == nil {
-				names = append(names, r.Name)
-			}
-		}
-		f.mu.Unlock()
 	}
 	added := f.add(ctx, srcs, names, f.opts.Background)
 	if added == nil && f.isClosed() {

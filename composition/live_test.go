@@ -391,3 +391,28 @@ func TestFleetConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestFleetEvaluatesOnce: Connect and Add evaluate their sources once
+// (every activation decision is an audit record).
+func TestFleetEvaluatesOnce(t *testing.T) {
+	c := newLiveConnector()
+	r := newRig(t, Config{})
+	srcs := liveSrcs("a", "b")
+	ctx := context.Background()
+	count := func() int {
+		recs, err := r.audit.Records(ctx)
+		require.NoError(t, err)
+		return len(recs)
+	}
+	r.host.Evaluate(ctx, srcs)
+	one := count()
+	require.Positive(t, one)
+
+	f := r.host.Connect(ctx, srcs, &ConnectOptions{connector: c})
+	t.Cleanup(func() { _ = f.Close() })
+	assert.Equal(t, 2*one, count(), "Connect evaluated once")
+	require.NoError(t, f.Remove("b"))
+	_, err := f.Add(ctx, srcs)
+	require.NoError(t, err)
+	assert.Equal(t, 3*one, count(), "Add evaluated once")
+}

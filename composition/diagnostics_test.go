@@ -192,7 +192,11 @@ func TestStdioCrashAfterHealthyStart(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
 	assert.Equal(t, ReasonConnectionClosed, refusal.ReasonOf(err))
-	assert.Eventually(t, func() bool { return attempts(&log, "s") == 2 }, 10*time.Second, 10*time.Millisecond, "reconnected")
+	// Reconnected: a second attempt, and Ready again (the new child is the
+	// latest; at the second attempt's start it may not be dialled yet).
+	assert.Eventually(t, func() bool {
+		return attempts(&log, "s") == 2 && result(t, f, "s").State == StateConnected
+	}, 10*time.Second, 10*time.Millisecond, "reconnected")
 	stderr, ok := f.ServerStderr("s")
 	assert.True(t, ok)
 	assert.NotContains(t, stderr, "crashing on purpose", "the tail is the latest child's, which did not crash")

@@ -2,9 +2,7 @@ package composition
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
@@ -27,6 +25,14 @@ const (
 	// StateUnknown: ConnectOptions.Names named a server no source defines
 	// (Reason ReasonUnknownServer).
 	StateUnknown State = "unknown"
+	// StateConnecting: the server is usable and not Ready yet, or no longer:
+	// waiting for its turn, connecting, in a backoff sleep between
+	// attempts, or reconnecting after its session ended (its retained
+	// catalog, if any, stays in the Set marked stale). Class and Reason
+	// are the failure being retried, if any.
+	StateConnecting State = "connecting"
+	// StateClosed: Fleet.Close closed the server's supervisor.
+	StateClosed State = "closed"
 )
 
 // Reasons of the refusals of Fleet.
@@ -35,8 +41,13 @@ const (
 	// not hold. Class Config.
 	ReasonUnknownTool = "unknown_tool"
 	// ReasonNotConnectable: a usable server whose target could not be
-	// built again (its sources changed meanwhile). Class Config.
+	// built again (its sources changed meanwhile); also Fleet.Reconnect of
+	// a server the Fleet has no supervisor for (not usable, unknown, or
+	// not connectable). Class Config.
 	ReasonNotConnectable = "not_connectable"
+	// ReasonServerExists: Fleet.Add named a server the Fleet already has
+	// (Remove it first). Class Config.
+	ReasonServerExists = "server_exists"
 )
 
 // DefaultConnectParallel is how many servers Connect connects at once
@@ -85,15 +96,16 @@ type ConnectOptions struct {
 	// OnStatus, when non-nil, is called with every status change of every
 	// connecting server (see supervisor.Options.OnChange): possibly
 	// concurrently for different servers, never concurrently for one. It
-	// must not block and must not call Fleet.Close.
+	// must not block and must not call Fleet.Close or Fleet.Remove (they
+	// wait for it); the Fleet's reads (Current, Set, Servers) are fine.
 	OnStatus func(name string, st supervisor.Status)
 	// Supervisor configures every supervisor beyond the knobs above (which
 	// win over its fields when set); nil means the supervisor's defaults.
 	// Its OnChange is replaced by one calling OnStatus, and a nil
 	// Logger by Config.Logger. The defaults bound every connect attempt
 	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
-	// tool call, whether made with Fleet.Call or through a ports.Tool of
-	// Set().Tools() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
+	// tool call, whether made with Fleet.Call, Fleet.CallTool or through a tool of
+	// Set() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
 	// without a progress notification of the call; CallTimeoutMax:
 	// supervisor.DefaultCallTimeoutMax, 1 h in all); supervisor.NoTimeout
 	// turns one off. A call that times out fails with Class Transient,
@@ -112,6 +124,12 @@ type ConnectOptions struct {
 	// Roots, when non-nil with a Roots, offers the host's roots to the
 	// servers it enables (see RootsOptions); nil declares no roots.
 	Roots *RootsOptions
+	// Background makes Connect (and Fleet.Add) return without waiting for
+	// the connects: see Connect.
+	Background bool
+
+	// connector replaces the mcpsession Connector (tests only).
+	connector ports.Connector
 }
 
 // ToolInfo is one admitted tool of a connected server.
@@ -130,13 +148,16 @@ type ServerResult struct {
 	// Name is the server id.
 	Name string
 	// State is the evaluation state of a server that was not usable, or
-	// StateConnected / StateFailed for a usable one, or StateUnknown.
+	// StateConnecting, StateConnected, StateFailed or StateClosed for a
+	// usable one, or StateUnknown.
 	State State
-	// Class and Reason are the failure of a StateFailed server, or the
-	// discovery failure of a connected one whose catalog is partial; for a
+	// Class and Reason are the failure of a StateFailed server, the
+	// discovery failure of a connected one whose catalog is partial or
+	// stale, or the failure a StateConnecting server is retrying; for a
 	// server that was not usable Reason is the evaluation reason. Class is
-	// meaningful only with StateFailed, or StateConnected with a Reason
-	// (its zero value is refusal.Internal).
+	// refusal.None whenever there is no failure class: a connected server
+	// without a discovery failure, a connecting one without a failure yet,
+	// and a server that was not usable (see Evaluation).
 	Class  refusal.Class
 	Reason string
 	// Evaluation is the server's Result of Evaluate (zero for
@@ -161,120 +182,30 @@ type ServerResult struct {
 	Detail FailureDetail
 }
 
-// Fleet is the set of servers one Connect started. It is safe for
-// concurrent use. Close must be called to stop every supervisor.
-type Fleet struct {
-	results []ServerResult
-	set     *catalog.Set
-	sups    map[string]*supervisor.Server
-	diag    *diagnostics
-	logs    *serverLogs // nil when the Host forwards no server log messages
-
-	closeOnce sync.Once
-	closeErr  error
-}
-
 // Connect evaluates srcs (see Evaluate) and connects every usable server
 // (StateAllowed), limited to opts.Names when given, each under its own
 // supervisor over an mcpsession Connector built on h.Dialer(). At most
-// opts.Parallel servers connect at once. It returns when every connect has
-// ended (Ready or Failed, or ctx ended); servers that are not usable are
+// opts.Parallel servers connect at once. Servers that are not usable are
 // never dialled and appear with their evaluation state and reason, a
 // refused one also as a catalog.KindServer entry of the Set's rejected
-// bucket. The Fleet's supervisors keep running (reconnecting, refreshing)
-// until Fleet.Close.
+// bucket. The Fleet's supervisors keep running (reconnecting, refreshing
+// on list_changed) until Fleet.Close, and the Fleet's Set and Servers
+// follow them (see Fleet).
+//
+// By default Connect blocks until every connect has ended (Ready or
+// Failed, or ctx ended: a server whose connect ctx ended is StateFailed,
+// Class Transient, Reason "cancelled" or "timeout"). With
+// opts.Background it returns as soon as the servers are evaluated: each
+// usable server is StateConnecting and connects in the background, under
+// the Fleet's lifetime rather than ctx (ctx then bounds only the
+// evaluation); watch them with Fleet.Current, Fleet.Servers or
+// opts.OnStatus, or wait for them with Fleet.Wait.
 func (h *Host) Connect(ctx context.Context, srcs []definition.Source, opts *ConnectOptions) *Fleet {
 	if opts == nil {
 		opts = &ConnectOptions{}
 	}
-	ev := h.Evaluate(ctx, srcs)
-	res := h.resolve(srcs)
-	names := opts.Names
-	if len(names) == 0 {
-		for _, r := range ev.Servers {
-			names = append(names, r.Name)
-		}
-	} else {
-		names = slices.Clone(names)
-		slices.Sort(names)
-		names = slices.Compact(names)
-	}
-	f := &Fleet{results: make([]ServerResult, len(names)), sups: map[string]*supervisor.Server{}, diag: newDiagnostics(), logs: h.fleetLogs()}
-	var conn *mcpsession.Connector
-	if h.dialer != nil {
-		conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.sessionOptions()))
-	}
-	parallel := opts.Parallel
-	if parallel <= 0 {
-		parallel = DefaultConnectParallel
-	}
-	sem := make(chan struct{}, parallel)
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		r, ok := ev.Server(name)
-		f.results[i] = ServerResult{Name: name, State: r.State, Reason: r.Reason, Evaluation: r}
-		switch {
-		case !ok:
-			f.results[i].State, f.results[i].Reason = StateUnknown, ReasonUnknownServer
-			continue
-		case !r.Usable():
-			continue
-		}
-		t, m, tr, ok := h.materialTarget(ctx, srcs, name)
-		if !ok || conn == nil {
-			f.results[i].State, f.results[i].Class, f.results[i].Reason = StateFailed, refusal.Config, ReasonNotConnectable
-			continue
-		}
-		f.diag.add(name, m, tr.Projection)
-		var def *definition.Definition
-		if s, found := res.Server(name); found {
-			def = s.Def
-		}
-		sv := supervisor.New(f.logs.wrap(conn, name, m), t, h.supervisorOptions(opts, name, def, res.DeniedTools))
-		f.sups[name] = sv
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = sv.Connect(ctx) // returns the ctx refusal at once
-				return
-			}
-			defer func() { <-sem }()
-			errs[i] = sv.Connect(ctx)
-		}()
-	}
-	wg.Wait()
-
-	var cats []*catalog.Catalog
-	var rejected []catalog.Rejected
-	for i := range f.results {
-		sr := &f.results[i]
-		sv := f.sups[sr.Name]
-		if sv != nil {
-			if err := errs[i]; err != nil {
-				sr.State, sr.Class, sr.Reason = StateFailed, refusal.ClassOf(err), refusal.ReasonOf(err)
-				sr.Detail = f.diag.detail(sr.Name)
-			} else {
-				sr.State, sr.Reason = StateConnected, ""
-				if st := sv.Status(); st.Err != nil {
-					sr.Class, sr.Reason = st.Err.Class, st.Err.Reason
-				}
-			}
-			if cat := sv.Catalog(); cat != nil {
-				cats = append(cats, cat)
-				fill(sr, cat)
-			}
-		}
-		if sr.State == StateRefused || sr.State == StateFailed {
-			rej := catalog.Rejected{Server: sr.Name, Kind: catalog.KindServer, Name: sr.Name, Reason: sr.Reason}
-			sr.Rejected = append([]catalog.Rejected{rej}, sr.Rejected...)
-			rejected = append(rejected, rej)
-		}
-	}
-	f.set = catalog.NewSet(cats, rejected)
+	f := newFleet(h, opts)
+	f.add(ctx, srcs, opts.Names, opts.Background)
 	return f
 }
 
@@ -351,77 +282,4 @@ func fill(sr *ServerResult, cat *catalog.Catalog) {
 	}
 	sr.Rejected = slices.Clone(cat.Rejected)
 	sr.Diagnostics = slices.Clone(cat.Diagnostics)
-}
-
-// Servers returns one ServerResult per name Connect considered, sorted by
-// name, in a new slice (the results are a snapshot taken when Connect
-// returned).
-func (f *Fleet) Servers() []ServerResult { return slices.Clone(f.results) }
-
-// Set returns the catalog Set of the connected servers as Connect left
-// them, with the refused and failed servers in its rejected bucket.
-func (f *Fleet) Set() *catalog.Set { return f.set }
-
-// Call calls the tool named tool (its name on the server, not the
-// host-facing name) of the server named server, through the server's
-// current catalog: the arguments are validated against the narrowed
-// schema before anything is sent (an *catalog.ArgumentError, Class Config,
-// Reason "invalid_arguments"). It refuses with a *refusal.Error: a server
-// Connect did not start (Class Config, ReasonUnknownServer), a server
-// without a catalog (the supervisor's last failure, or Class Transient
-// supervisor.ReasonNotConnected), and a tool the catalog does not hold
-// (Class Config, ReasonUnknownTool). Other errors are those of
-// catalog.Tool.Call, which calls through the server's supervisor: the
-// call is bounded by its CallTimeout and CallTimeoutMax (see
-// ConnectOptions.Supervisor) and fails with Class Transient,
-// supervisor.ReasonCallTimeout when it outlives them. A host that wants
-// the call's progress passes a ctx from ports.WithProgress.
-func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
-	sv := f.sups[server]
-	if sv == nil {
-		return ports.ToolResult{}, refusal.New(refusal.Config, ReasonUnknownServer, server)
-	}
-	cat := sv.Catalog()
-	if cat == nil {
-		if st := sv.Status(); st.Err != nil {
-			return ports.ToolResult{}, st.Err
-		}
-		return ports.ToolResult{}, refusal.New(refusal.Transient, supervisor.ReasonNotConnected, server)
-	}
-	// Host-facing names are a pure function of (server, tool): one map
-	// lookup, however large the catalog.
-	if t, ok := cat.Tool(catalog.ToolName(cat.Server, tool)); ok && t.ServerName() == tool {
-		return t.Call(ctx, args)
-	}
-	return ports.ToolResult{}, &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool, Server: server,
-		Detail: "the server's catalog has no tool of that name"}
-}
-
-// Close closes every supervisor, waiting until each has stopped (no
-// session, child process or goroutine is left), logs the count of server
-// log messages dropped since the last one logged (MsgServerLogDropped),
-// and returns the first close failure. It is idempotent.
-func (f *Fleet) Close() error {
-	f.closeOnce.Do(func() {
-		var wg sync.WaitGroup
-		errs := make([]error, 0, len(f.sups))
-		var mu sync.Mutex
-		for _, sv := range f.sups {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := sv.Close(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		f.logs.close()
-		if len(errs) > 0 {
-			f.closeErr = errs[0]
-		}
-	})
-	return f.closeErr
 }

@@ -155,6 +155,7 @@ func checkRefused(t *testing.T, r *rig, f *Fleet) {
 	legacy := result(t, f, "legacy")
 	assert.Equal(t, StateRefused, legacy.State)
 	assert.Equal(t, definition.RefusalTransportSSE, legacy.Reason)
+	assert.Equal(t, refusal.None, legacy.Class, "a server that was not usable has no failure class")
 	oauth := result(t, f, "signin")
 	assert.Equal(t, StateRefused, oauth.State)
 	assert.Equal(t, ReasonOAuthSignInUnavailable, oauth.Reason)

@@ -45,7 +45,7 @@ func Example() {
 		}
 		fmt.Println(s.Name, s.State, len(s.Tools), "tools")
 	}
-	for _, t := range fleet.Set().Tools() { // []ports.Tool: the host's generic tool slot
+	for _, t := range fleet.Set().HostTools() { // []ports.Tool: the host's generic tool slot
 		if t.Spec().Name != "mcp__example__add" {
 			continue
 		}

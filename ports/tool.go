@@ -33,6 +33,19 @@ type Tool interface {
 	// Call validates args against the narrowed schema, then calls the tool.
 	// Invalid arguments are a *refusal.Error of Class Config naming the
 	// JSON path, returned before anything leaves the process.
+	//
+	// Aborting a call (ctx ends, or a call timeout passes, before the
+	// result arrives) of a stdio server ends that server's process: a
+	// stdio request cannot be cancelled cleanly, so its connection is
+	// closed and the child is stopped (stdin closed, then SIGTERM, then
+	// SIGKILL of its process group). The aborted call returns a Transient
+	// refusal and is never replayed. What the host sees next: the other
+	// calls in flight on that process fail with a Transient refusal too;
+	// the supervisor starts a new process at once (no backoff sleep, not
+	// counted as a disconnect) and, until it is ready, calls fail with
+	// Class Transient, Reason "not_connected" without reaching the server;
+	// afterwards calls go to the new process (whatever state the old one
+	// held is gone). Over HTTP an aborted call leaves the session up.
 	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
 

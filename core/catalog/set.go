@@ -72,14 +72,23 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 }
 
 // Tool returns the tool with host-facing name hostName.
+//
+// One naming rule holds for Set and Catalog alike: Tool and Tools give
+// *Tool (the ports.Tool plus its server name, narrowed paths and result
+// cap), HostTools gives the same tools as []ports.Tool for a host's
+// generic tool slot.
 func (s *Set) Tool(hostName string) (*Tool, bool) {
 	t, ok := s.byHost[hostName]
 	return t, ok
 }
 
-// Tools returns every admitted tool as a ports.Tool, sorted by host-facing
-// name, in a new slice.
-func (s *Set) Tools() []ports.Tool {
+// Tools returns every admitted tool, sorted by host-facing name, in a new
+// slice (see Tool for the naming rule).
+func (s *Set) Tools() []*Tool { return slices.Clone(s.tools) }
+
+// HostTools returns every admitted tool as a ports.Tool, sorted by
+// host-facing name, in a new slice.
+func (s *Set) HostTools() []ports.Tool {
 	out := make([]ports.Tool, len(s.tools))
 	for i, t := range s.tools {
 		out[i] = t

@@ -122,8 +122,16 @@ func (e *ArgumentError) Unwrap() error { return e.err }
 // item that crosses the cap is cut at a character boundary (its other
 // members kept), later items are dropped, and Truncated is set. A catalog
 // built without a Caller refuses every call with Class Internal, Reason
-// "no_caller".
+// "no_caller". When the Caller knows the server's current catalog (see
+// CatalogSource), a tool that changed or vanished since t's catalog was
+// built is refused first, with Class Config, Reason "tool_changed" or
+// "tool_removed", and nothing is validated or sent.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResult, err error) {
+	if t.srv.caller != nil {
+		if t, err = t.current(); err != nil {
+			return ports.ToolResult{}, err
+		}
+	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}

@@ -44,6 +44,10 @@ const (
 	// Config means the host's input is malformed (a definition, a document,
 	// an argument).
 	Config
+	// None is no class: the Class of a status that holds no failure (a
+	// connected server's, say), so that such a status never reads as
+	// Internal, the zero value. No *Error carries it.
+	None
 )
 
 var classNames = [...]string{
@@ -55,6 +59,7 @@ var classNames = [...]string{
 	Unsupported:  "unsupported",
 	Protocol:     "protocol",
 	Config:       "config",
+	None:         "none",
 }
 
 // String returns the stable lower_snake_case name of c.

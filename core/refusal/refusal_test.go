@@ -23,6 +23,7 @@ func TestClassString(t *testing.T) {
 		{refusal.Unsupported, "unsupported"},
 		{refusal.Protocol, "protocol"},
 		{refusal.Config, "config"},
+		{refusal.None, "none"},
 		{refusal.Class(-1), "internal"},
 		{refusal.Class(99), "internal"},
 	}

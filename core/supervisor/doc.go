@@ -99,6 +99,13 @@
 // marked stale, and sets Status.Err; the next successful refresh replaces
 // the catalog and clears both. A failed refresh is not retried on its own.
 //
+// A host may hold tools of an older catalog: a Server is their
+// catalog.CatalogSource, so a call through one is checked against the
+// current catalog when it starts. An unchanged tool is called; one that
+// changed is refused with catalog.ReasonToolChanged and one that vanished
+// with catalog.ReasonToolRemoved (Class Config), before the arguments are
+// validated and before anything is sent.
+//
 // # Calls
 //
 // Call passes one call to the current session and never replays it, even

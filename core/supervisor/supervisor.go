@@ -138,6 +138,12 @@ type Server struct {
 
 var _ catalog.Caller = (*Server)(nil)
 
+// A Server is the catalog.CatalogSource of the tools of its catalogs: a
+// call through a tool of an older catalog of this server whose tool has
+// since changed or vanished is refused by name (catalog.ReasonToolChanged,
+// catalog.ReasonToolRemoved) before anything is validated or sent.
+var _ catalog.CatalogSource = (*Server)(nil)
+
 // conn is one session the supervisor opened.
 type conn struct {
 	sess ports.Session

@@ -29,6 +29,10 @@
 //
 //	server                        serve MCP over stdio (stdin/stdout)
 //	server -http 127.0.0.1:PORT   serve Streamable HTTP at http://127.0.0.1:PORT/mcp
+//	server -dynamic               also offer tool_add {name, field} and
+//	                              tool_remove {name}, which add, replace and
+//	                              remove tools at run time (each change
+//	                              notifies tools/list_changed)
 //
 // In HTTP mode the address must be a loopback address: an IP literal in
 // 127.0.0.0/8, [::1], or "localhost" (which means 127.0.0.1; no name is
@@ -104,8 +108,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on this loopback `address` (127.0.0.1:PORT, [::1]:PORT or localhost:PORT) instead of stdio")
+	dynamic := fs.Bool("dynamic", false, "also offer tool_add and tool_remove, which change the tool list at run time")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: server [-http 127.0.0.1:PORT]")
+		fmt.Fprintln(stderr, "usage: server [-http 127.0.0.1:PORT] [-dynamic]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -120,6 +125,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	srv := newServer(nil)
+	if *dynamic {
+		addDynamicTools(srv)
+	}
 	if *httpAddr == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 		if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {

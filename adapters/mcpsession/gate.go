@@ -3,6 +3,7 @@ package mcpsession
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,9 +16,9 @@ import (
 const gateStale = time.Second
 
 // gated are the methods a server may send that the session acts on, each
-// coalesced on its own: list changes (signals), progress, and the
-// server-to-client requests the SDK answers (ping; the others it refuses).
-// Every other method — logging, resources/updated, cancellations,
+// coalesced on its own: list changes (signals), progress, resource
+// updates, and the server-to-client requests the SDK answers (ping; the
+// others it refuses). Every other method — logging, cancellations,
 // anything unknown — is dropped by the gate: the session ignores it, and
 // the SDK would only queue it.
 var gated = map[string]bool{
@@ -25,11 +26,16 @@ var gated = map[string]bool{
 	"notifications/prompts/list_changed":   true,
 	"notifications/resources/list_changed": true,
 	"notifications/progress":               true,
+	"notifications/resources/updated":      true,
 	"ping":                                 true,
 	"roots/list":                           true,
 	"sampling/createMessage":               true,
 	"elicitation/create":                   true,
 }
+
+// methodResourceUpdated is the notification of a subscribed resource's
+// change.
+const methodResourceUpdated = "notifications/resources/updated"
 
 // inboundGate bounds what a server can make the SDK queue. The SDK's
 // connection puts every inbound request and notification in a queue for
@@ -48,6 +54,9 @@ type inboundGate struct {
 	mu      sync.Mutex
 	pending map[string]time.Time // method → when let through, until handled
 	now     func() time.Time
+	// lostUpdates is set when a notifications/resources/updated was
+	// dropped while another waited (see session.resourceUpdated).
+	lostUpdates atomic.Bool
 }
 
 // gateClock is the clock of new gates (a test freezes it).
@@ -68,6 +77,9 @@ func (g *inboundGate) admit(method string, _ bool) bool {
 	defer g.mu.Unlock()
 	now := g.now()
 	if at, ok := g.pending[method]; ok && now.Sub(at) < gateStale {
+		if method == methodResourceUpdated {
+			g.lostUpdates.Store(true)
+		}
 		return false
 	}
 	g.pending[method] = now

@@ -25,9 +25,10 @@
 //     Signals.ListChanged and do nothing else; a progress notification
 //     carrying the progress token of a call in flight that asked for it
 //     (ports.CallRequest.OnProgress) is passed to that call's OnProgress,
-//     its message cut to ports.MaxProgressMessage bytes; every other
-//     notification (logging, resource updated, progress for any other
-//     token, ...) is ignored. Over a transport with Conn.InboundFilter, a
+//     its message cut to ports.MaxProgressMessage bytes; a resource
+//     updated notification of a URI the session subscribed to calls
+//     Signals.ResourceUpdated; every other notification (logging, progress
+//     for any other token, ...) is ignored. Over a transport with Conn.InboundFilter, a
 //     flood is coalesced before the SDK queues it: at most one message per
 //     method waits for the handler (a progress notification that arrives
 //     while another waits is dropped), and ignored methods are dropped
@@ -252,10 +253,12 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { sess.signal(ports.ListPrompts) },
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
 		ProgressNotificationHandler: sess.progress.handler,
+		ResourceUpdatedHandler:      sess.resourceUpdated,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
-	newInboundGate().install(client, conn)
+	sess.gate = newInboundGate()
+	sess.gate.install(client, conn)
 
 	// While the handshake is in flight, an ended ctx aborts the connection:
 	// the SDK's own cleanup of a stdio child that never answers takes

@@ -48,6 +48,10 @@ type session struct {
 
 	// progress routes notifications/progress to calls with OnProgress.
 	progress progressRoutes
+	// subs are the subscribed resource URIs; gate is the inbound gate
+	// (nil without Conn.InboundFilter).
+	subs subscriptions
+	gate *inboundGate
 
 	abortOnce sync.Once
 	closeOnce sync.Once
@@ -98,7 +102,9 @@ func (s *session) setIdentity(res *mcp.InitializeResult) {
 		if caps.Resources != nil {
 			s.declare(ports.ListResources)
 			s.declare(ports.ListResourceTemplates)
+			s.identity.Subscribe = caps.Resources.Subscribe
 		}
+		s.identity.Completions = caps.Completions != nil
 	}
 	s.ready.Store(true)
 }

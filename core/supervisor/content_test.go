@@ -204,3 +204,27 @@ func TestResubscribeAfterReconnect(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.session(t, 1).Subscriptions()) == 1 }, wait, time.Millisecond)
 	assert.Equal(t, []string{"test://r/1"}, f.session(t, 1).Subscriptions())
 }
+
+func TestPromptsAndResourcesListChangedRefresh(t *testing.T) {
+	for _, kind := range []ports.ListKind{ports.ListPrompts, ports.ListResources, ports.ListResourceTemplates} {
+		t.Run(string(kind), func(t *testing.T) {
+			f := newFixture(t, contentScript(), ports.TransportHTTP, nil)
+			f.connect(t)
+			before := f.srv.Catalog()
+			sess := f.session(t, 0)
+			lists := func() (n int) {
+				for _, l := range sess.Lists() {
+					if l.Kind == ports.ListPrompts {
+						n++
+					}
+				}
+				return n
+			}
+			require.Equal(t, 1, lists())
+			require.True(t, sess.FireListChanged(kind))
+			f.rec.await(t, f.srv, "a refreshed catalog", func(st Status) bool { return st.Catalog != nil && st.Catalog != before })
+			assert.Equal(t, 2, lists(), "the refresh listed the prompts again")
+			require.Len(t, f.srv.Catalog().Prompts, 1)
+		})
+	}
+}

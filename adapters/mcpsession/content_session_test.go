@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -148,4 +149,25 @@ func requireReason(t *testing.T, err error, class refusal.Class, reason string) 
 	assert.Equal(t, class, re.Class, "class of %v", re)
 	assert.Equal(t, reason, re.Reason)
 	return re
+}
+
+func TestResourceUpdatedAfterGateDrop(t *testing.T) {
+	var got []string
+	s := newSession("srv", &Conn{}, ports.Signals{ResourceUpdated: func(uri string) { got = append(got, uri) }}, time.Second)
+	defer s.cancel()
+	s.ready.Store(true)
+	s.gate = newInboundGate()
+	s.subs.uris = map[string]bool{"test://a": true, "test://b": true}
+	upd := func(uri string) *mcp.ResourceUpdatedNotificationRequest {
+		return &mcp.ResourceUpdatedNotificationRequest{Params: &mcp.ResourceUpdatedNotificationParams{URI: uri}}
+	}
+	s.resourceUpdated(context.Background(), upd("test://a"))
+	s.resourceUpdated(context.Background(), upd("test://zzz"))
+	assert.Equal(t, []string{"test://a"}, got, "an unsubscribed URI is dropped")
+
+	got = nil
+	s.gate.lostUpdates.Store(true) // the gate dropped an update while this one waited
+	s.resourceUpdated(context.Background(), upd("test://a"))
+	assert.ElementsMatch(t, []string{"test://a", "test://b"}, got, "every subscribed URI may have changed")
+	assert.False(t, s.gate.lostUpdates.Load())
 }

@@ -67,6 +67,23 @@
 //	                                  not JSON-RPC 2.0, a reply neither JSON nor SSE)
 //	Protocol     malformed_reply      a reply that does not decode as the request's result
 //
+// GetPrompt, ReadResource, Subscribe, Unsubscribe and Complete return the
+// same transport and context refusals (Transient "request_abandoned" when
+// ctx ended in flight), and:
+//
+//	Class        Reason                  when
+//	Unsupported  capability_undeclared   the server did not declare prompts, resources,
+//	                                     resources.subscribe or completions (nothing sent)
+//	Protocol     prompt_rejected         a JSON-RPC error reply to prompts/get (an unknown
+//	                                     prompt, invalid arguments; the session stays usable)
+//	Protocol     read_rejected           likewise to resources/read
+//	Protocol     subscribe_rejected      likewise to resources/subscribe or unsubscribe
+//	Protocol     complete_rejected       likewise to completion/complete
+//	Protocol     input_required          a multi-round-trip "input required" result
+//	Refused      too_many_subscriptions  a Subscribe past MaxSessionSubscriptions (nothing sent)
+//	Config       completion_ref_invalid  a completion reference neither ref/prompt nor
+//	                                     ref/resource (nothing sent)
+//
 // Close returns nil, or Class Transient "close_timeout" when the session
 // had not closed within twice Options.CloseTimeout (the Abort hook ran in
 // between).

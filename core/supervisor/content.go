@@ -105,9 +105,22 @@ func (s *Server) Subscriptions() []string {
 	return slices.Sorted(maps.Keys(u.subs))
 }
 
+// contentTimeout is the bound of a content request: the shorter of
+// CallTimeout and CallTimeoutMax that is on (such a request asks for no
+// progress, so nothing would restart CallTimeout's window), 0 for none.
+func (s *Server) contentTimeout() time.Duration {
+	switch {
+	case s.callTimeout == 0:
+		return s.callTimeoutMax
+	case s.callTimeoutMax == 0:
+		return s.callTimeout
+	}
+	return min(s.callTimeout, s.callTimeoutMax)
+}
+
 // content runs one content request (prompts/get, resources/read,
 // completion, subscriptions) on the current session, bounded by
-// Options.CallTimeoutMax (these requests have no progress), like Call:
+// contentTimeout, like Call:
 // nothing is sent when the server is not Ready (Reason "not_connected"),
 // it is never replayed, an abandoned request over stdio closes the
 // session, a request that outlives the bound fails with Class Transient,
@@ -122,8 +135,8 @@ func content[T any](s *Server, ctx context.Context, f func(context.Context, *con
 	}
 	defer s.wg.Done()
 	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if s.callTimeoutMax > 0 {
-		cctx, cancel = context.WithTimeout(ctx, s.callTimeoutMax)
+	if d := s.contentTimeout(); d > 0 {
+		cctx, cancel = context.WithTimeout(ctx, d)
 	}
 	defer cancel()
 	stdio := s.target.Kind == ports.TransportStdio

@@ -91,10 +91,16 @@ func TestContentTimeout(t *testing.T) {
 		<-ctx.Done()
 		return ports.ReadResult{}, ctx.Err()
 	}
-	f := newFixture(t, sc, ports.TransportHTTP, &Options{CallTimeoutMax: 10 * time.Millisecond})
-	f.connect(t)
-	_, err := f.srv.ReadResource(context.Background(), ports.ReadRequest{URI: "test://r/1"})
-	requireRefusal(t, err, refusal.Transient, ReasonCallTimeout)
+	for _, o := range []Options{
+		{CallTimeoutMax: 10 * time.Millisecond},
+		{CallTimeout: 10 * time.Millisecond},
+		{CallTimeout: NoTimeout, CallTimeoutMax: 10 * time.Millisecond},
+	} {
+		f := newFixture(t, sc, ports.TransportHTTP, &o)
+		f.connect(t)
+		_, err := f.srv.ReadResource(context.Background(), ports.ReadRequest{URI: "test://r/1"})
+		requireRefusal(t, err, refusal.Transient, ReasonCallTimeout)
+	}
 }
 
 func TestContentPanicFailsServer(t *testing.T) {

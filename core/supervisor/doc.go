@@ -134,10 +134,10 @@
 //
 // A Server is also the catalog.ContentCaller of its catalog: GetPrompt,
 // ReadResource, Complete, Subscribe and Unsubscribe run on the current
-// session like Call (nothing is sent unless Ready, never replayed,
-// abandoned over stdio like a call, bounded by CallTimeoutMax, Class
-// Transient "call_timeout" past it, a panic fails the server). A
-// list_changed of prompts or resources refreshes the catalog like one of
+// session like Call: nothing is sent unless Ready, never replayed,
+// abandoned over stdio like a call, bounded by the shorter of CallTimeout
+// and CallTimeoutMax (they ask for no progress) with Class Transient
+// "call_timeout" past it, and a panic fails the server. A list_changed of prompts or resources refreshes the catalog like one of
 // tools. Subscriptions are bounded (Options.MaxSubscriptions, beyond:
 // Class Refused "too_many_subscriptions") and repeated on every new
 // session. A resource update of a subscribed URI reaches

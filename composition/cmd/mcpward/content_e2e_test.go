@@ -76,6 +76,21 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 			r = w.run(t, "prompt", server, "args-prompt", "--args", `{"city":1}`)
 			assert.Equal(t, 2, r.code, "non-string arguments are a usage error")
 
+			r = w.run(t, "prompt", server, "completable-prompt", "--complete", "name", "--args", `{"department":"Sales"}`)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, "David\nEve\nFrank\n", r.stdout)
+			r = w.run(t, "prompt", server, "completable-prompt", "--complete", "department", "--args", `{"department":"S"}`, "--json")
+			require.Equal(t, 0, r.code, r.stderr)
+			var comp entries.Completion
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &comp))
+			assert.Equal(t, []string{"Sales", "Support"}, comp.Values)
+			r = w.run(t, "prompt", server, "completable-prompt", "--complete", "nope")
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stderr, "unknown_argument")
+			r = w.run(t, "read", server, "demo://resource/dynamic/text/{resourceId}", "--complete", "resourceId", "--args", `{"resourceId":"42"}`)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, "42\n", r.stdout)
+
 			r = w.run(t, "resources", server)
 			require.Equal(t, 0, r.code, r.stderr)
 			assert.Contains(t, r.stdout, "  demo://resource/static/document/architecture.md")

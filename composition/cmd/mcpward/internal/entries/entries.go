@@ -150,3 +150,48 @@ func contentLines(raw json.RawMessage) []string {
 	}
 	return []string{"[" + termsafe.Line(it.Type) + " content]"}
 }
+
+// Completion is the --json output of --complete.
+type Completion struct {
+	Server   string   `json:"server"`
+	Argument string   `json:"argument"`
+	Values   []string `json:"values"`
+	Total    int      `json:"total"`
+	HasMore  bool     `json:"has_more"`
+}
+
+// CompleteArgs splits --args for --complete ARG: the value typed so far
+// (args[ARG], "" when absent) and the other arguments as context.
+func CompleteArgs(args map[string]string, arg string) (value string, resolved map[string]string) {
+	for k, v := range args {
+		if k == arg {
+			value = v
+			continue
+		}
+		if resolved == nil {
+			resolved = map[string]string{}
+		}
+		resolved[k] = v
+	}
+	return value, resolved
+}
+
+// WriteCompletion writes the completion values, one per line, made safe,
+// and a last line "…" when the server has more.
+func WriteCompletion(w io.Writer, c ports.Completion) {
+	for _, v := range c.Values {
+		fmt.Fprintln(w, termsafe.Line(v))
+	}
+	if c.HasMore {
+		fmt.Fprintln(w, "…")
+	}
+}
+
+// ToCompletion returns --complete's --json shape.
+func ToCompletion(server, arg string, c ports.Completion) Completion {
+	vals := c.Values
+	if vals == nil {
+		vals = []string{}
+	}
+	return Completion{Server: server, Argument: arg, Values: vals, Total: c.Total, HasMore: c.HasMore}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
+	"github.com/mcpward/mcpward/ports"
 )
 
 // Options are prompt's inputs.
@@ -30,6 +32,9 @@ type Options struct {
 	Args string
 	// Timeouts are --connect-timeout and --call-timeout (0: no limit).
 	Timeouts fleet.Timeouts
+	// Complete is --complete: the argument whose completions to print
+	// instead ("" means none).
+	Complete string
 }
 
 // NewCmdPrompt returns the prompt command; runF, when not nil, replaces
@@ -53,12 +58,18 @@ character that could drive your terminal is shown escaped, and every line
 after the first is indented by two spaces. The messages are cut to the
 admission cap; a note on stderr says so. Use --json for the exact content.
 
+With --complete ARG, nothing is got: the server's completions of the
+argument ARG are printed one per line instead, for the value --args gives ARG
+so far ("" when none), with the other arguments of --args as context.
+
 With --json: {"server", "prompt", "description", "truncated", "messages"
-[{"role", "content" (one MCP content block)}]}.
+[{"role", "content" (one MCP content block)}]}; with --complete, {"server",
+"argument", "values", "total", "has_more"}.
 
 Exit code 1 when the server cannot be connected or the prompt cannot be got.`,
 		Example: `  $ mcpward prompt everything args-prompt --args '{"city":"Oslo"}'
-  $ mcpward prompt everything simple-prompt --json`,
+  $ mcpward prompt everything simple-prompt --json
+  $ mcpward prompt everything completable-prompt --complete name --args '{"department":"Sales"}'`,
 		Args: cmdutil.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.Globals.JSON
@@ -70,6 +81,7 @@ Exit code 1 when the server cannot be connected or the prompt cannot be got.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Args, "args", "", "the prompt's arguments, a `JSON` object of strings")
+	cmd.Flags().StringVar(&opts.Complete, "complete", "", "print the server's completions of this `NAME` (argument; its value so far and the others come from --args) instead")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Connect}, "connect-timeout",
 		"how long one attempt to connect the server may take (0: no limit)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Call}, "call-timeout",
@@ -101,6 +113,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := entries.ServerErr(f.Servers()[0]); err != nil {
 		return err
 	}
+	if opts.Complete != "" {
+		return complete(ctx, opts, f, args)
+	}
 	res, err := f.GetPrompt(ctx, opts.Server, opts.Prompt, args)
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
@@ -116,5 +131,24 @@ func Run(ctx context.Context, opts *Options) error {
 	if res.Truncated {
 		fmt.Fprintln(opts.IO.ErrOut, "mcpward: the messages were cut to the admission cap")
 	}
+	return nil
+}
+
+// complete prints the server's completions of opts.Complete.
+func complete(ctx context.Context, opts *Options, f *composition.Fleet, args map[string]string) error {
+	value, resolved := entries.CompleteArgs(args, opts.Complete)
+	ref := ports.CompletionRef{Type: ports.CompletionRefPrompt, Name: opts.Prompt}
+	c, err := f.Complete(ctx, opts.Server, ref, opts.Complete, value, resolved)
+	if ctx.Err() != nil {
+		return cmdutil.ErrCancelled
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		_ = jsonout.Write(opts.IO.Out, entries.ToCompletion(opts.Server, opts.Complete, c))
+		return nil
+	}
+	entries.WriteCompletion(opts.IO.Out, c)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
@@ -34,6 +35,9 @@ type Options struct {
 	Args string
 	// Timeouts are --connect-timeout and --call-timeout (0: no limit).
 	Timeouts fleet.Timeouts
+	// Complete is --complete: the variable whose completions to print
+	// instead ("" means none).
+	Complete string
 }
 
 // NewCmdRead returns the read command; runF, when not nil, replaces Run.
@@ -57,8 +61,14 @@ and every line after the first is indented by two spaces. At most 1 MiB is
 read into mcpward; the rest is cut off and a note on stderr says so. Use
 --json for the exact contents.
 
+With --complete VAR and a URI template, nothing is read: the server's
+completions of the template variable VAR are printed one per line instead,
+for the value --args gives VAR so far ("" when none), with the other
+variables of --args as context.
+
 With --json: {"server", "uri", "truncated", "contents" [{"uri", "mime_type",
-"text" or "blob" (base64)}]}.
+"text" or "blob" (base64)}]}; with --complete, {"server", "argument",
+"values", "total", "has_more"}.
 
 Exit code 1 when the server cannot be connected or the resource cannot be
 read.`,
@@ -76,6 +86,7 @@ read.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Args, "args", "", "a template's variables, a `JSON` object of strings")
+	cmd.Flags().StringVar(&opts.Complete, "complete", "", "print the server's completions of this `NAME` (variable; its value so far and the others come from --args) instead")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Connect}, "connect-timeout",
 		"how long one attempt to connect the server may take (0: no limit)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Call}, "call-timeout",
@@ -90,8 +101,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	template := strings.Contains(opts.URI, "{")
-	if vars != nil && !template {
-		return cmdutil.FlagErrorf("--args is for a URI template (a URI holding \"{\")")
+	if (vars != nil || opts.Complete != "") && !template {
+		return cmdutil.FlagErrorf("--args and --complete are for a URI template (a URI holding \"{\")")
 	}
 	a, err := opts.App()
 	if err != nil {
@@ -110,6 +121,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if err := entries.ServerErr(f.Servers()[0]); err != nil {
 		return err
+	}
+	if opts.Complete != "" {
+		return complete(ctx, opts, f, vars)
 	}
 	var res ports.ReadResult
 	if template {
@@ -131,5 +145,24 @@ func Run(ctx context.Context, opts *Options) error {
 	if res.Truncated {
 		fmt.Fprintln(opts.IO.ErrOut, "mcpward: the contents were cut to the read cap")
 	}
+	return nil
+}
+
+// complete prints the server's completions of opts.Complete.
+func complete(ctx context.Context, opts *Options, f *composition.Fleet, args map[string]string) error {
+	value, resolved := entries.CompleteArgs(args, opts.Complete)
+	ref := ports.CompletionRef{Type: ports.CompletionRefResource, Name: opts.URI}
+	c, err := f.Complete(ctx, opts.Server, ref, opts.Complete, value, resolved)
+	if ctx.Err() != nil {
+		return cmdutil.ErrCancelled
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		_ = jsonout.Write(opts.IO.Out, entries.ToCompletion(opts.Server, opts.Complete, c))
+		return nil
+	}
+	entries.WriteCompletion(opts.IO.Out, c)
 	return nil
 }

@@ -81,4 +81,7 @@ func TestRunTemplate(t *testing.T) {
 	run = world(t).Factory(t)
 	err = Run(context.Background(), opts(run, "test://small", `{"a":"b"}`))
 	assert.True(t, cmdutil.IsUsage(err), "--args without a template")
+
+	err = Run(context.Background(), &Options{IO: run.IO, App: run.F.App, Server: "t", URI: "test://small", Complete: "x"})
+	assert.True(t, cmdutil.IsUsage(err), "--complete without a template")
 }

@@ -125,7 +125,8 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 			var rr entries.ReadResult
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &rr))
 			require.Len(t, rr.Contents, 1)
-			assert.Contains(t, string(rr.Contents[0].Blob), "Resource 1")
+			require.NotNil(t, rr.Contents[0].Blob)
+			assert.Contains(t, string(*rr.Contents[0].Blob), "Resource 1")
 			r = w.run(t, "read", server, "demo://resource/dynamic/blob/1")
 			require.Equal(t, 0, r.code, r.stderr)
 			assert.Regexp(t, `^\[blob \d+ bytes, text/plain\]\n$`, r.stdout)

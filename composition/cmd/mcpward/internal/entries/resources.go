@@ -114,7 +114,7 @@ type Contents struct {
 	URI      string  `json:"uri"`
 	MIMEType string  `json:"mime_type"`
 	Text     *string `json:"text,omitempty"`
-	Blob     []byte  `json:"blob,omitempty"`
+	Blob     *[]byte `json:"blob,omitempty"`
 }
 
 // ToReadResult returns read --json's shape of res.
@@ -123,10 +123,11 @@ func ToReadResult(server, uri string, res ports.ReadResult) ReadResult {
 	for _, c := range res.Contents {
 		item := Contents{URI: c.URI, MIMEType: c.MIMEType}
 		if c.IsBlob {
-			item.Blob = c.Blob
-			if item.Blob == nil {
-				item.Blob = []byte{}
+			blob := c.Blob
+			if blob == nil {
+				blob = []byte{}
 			}
+			item.Blob = &blob
 		} else {
 			t := c.Text
 			item.Text = &t

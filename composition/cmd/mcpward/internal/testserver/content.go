@@ -13,8 +13,12 @@ import (
 const ModeContent = "content"
 
 // ContentBigBytes is the size of the big resource (over the CLI's read
-// cap).
-const ContentBigBytes = 3 << 20
+// cap); ContentHugeBytes that of the huge one (over the stdio receive cap,
+// as a resource of 1 GB would be).
+const (
+	ContentBigBytes  = 3 << 20
+	ContentHugeBytes = 17 << 20
+)
 
 // capabilities are the capabilities initialize declares in mode.
 func capabilities(mode string) map[string]any {
@@ -68,8 +72,11 @@ func content(mode, method string, params json.RawMessage) (any, bool) {
 		}
 		_ = json.Unmarshal(params, &p)
 		body := "small body" + Attacks["osc_title"]
-		if p.URI == "test://big" {
+		switch p.URI {
+		case "test://big":
 			body = strings.Repeat("x", ContentBigBytes)
+		case "test://huge":
+			body = strings.Repeat("x", ContentHugeBytes)
 		}
 		return map[string]any{"contents": []any{map[string]any{"uri": p.URI, "mimeType": "text/plain", "text": body}}}, true
 	}

@@ -68,6 +68,13 @@ func TestRunBigIsCut(t *testing.T) {
 	assert.Contains(t, run.ErrOut.String(), "cut to the read cap")
 }
 
+func TestRunHugeIsRefused(t *testing.T) {
+	run := world(t).Factory(t)
+	err := Run(context.Background(), opts(run, "test://huge", ""))
+	assert.Equal(t, "receive_cap_exceeded", refusal.ReasonOf(err), "refused by the transport before it is parsed")
+	assert.Equal(t, refusal.Protocol, refusal.ClassOf(err))
+}
+
 func TestRunTemplate(t *testing.T) {
 	run := world(t).Factory(t)
 	require.NoError(t, Run(context.Background(), opts(run, "test://files/{+path}", `{"path":"a/b"}`)))

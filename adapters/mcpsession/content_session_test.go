@@ -171,3 +171,59 @@ func TestResourceUpdatedAfterGateDrop(t *testing.T) {
 	assert.ElementsMatch(t, []string{"test://a", "test://b"}, got, "every subscribed URI may have changed")
 	assert.False(t, s.gate.lostUpdates.Load())
 }
+
+// TestResourceUpdateStormIsBounded: while the host's ResourceUpdated
+// callback is blocked, a server floods updates of two subscribed URIs
+// (and of one it was never asked about). What the gate drops is not lost:
+// each subscribed URI is signalled after the update that held the handler,
+// the unsubscribed one never, and the session goes on. (The supervisor
+// coalesces and paces what reaches the host; the list-change flood test
+// shows the gate keeps the SDK's queue from growing.)
+func TestResourceUpdateStormIsBounded(t *testing.T) {
+	const storm = 10_000
+	frozen := time.Now()
+	gateClock = func() time.Time { return frozen }
+	defer func() { gateClock = time.Now }()
+	p := contentPeer(allCaps)
+	conn := startMemPeer(t, p)
+	ft := &filteringTransport{inner: conn.Transport}
+	conn.Transport = ft
+	conn.InboundFilter = ft.set
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	var mu sync.Mutex
+	var got []string
+	first := make(chan struct{}, 1)
+	s := connect(t, New(fixedDialer(conn), nil), ports.Signals{ResourceUpdated: func(uri string) {
+		mu.Lock()
+		got = append(got, uri)
+		mu.Unlock()
+		select {
+		case first <- struct{}{}:
+			<-release // the first signal holds the SDK's handler
+		default:
+		}
+	}})
+	ctx := context.Background()
+	require.NoError(t, s.Subscribe(ctx, "test://a"))
+	require.NoError(t, s.Subscribe(ctx, "test://b"))
+	for i := range storm {
+		uri := []string{"test://a", "test://b", "test://never"}[i%3]
+		require.NoError(t, p.conn.Write(ctx, &jsonrpc.Request{Method: "notifications/resources/updated", Params: json.RawMessage(`{"uri":"` + uri + `"}`)}))
+	}
+	<-first
+	once.Do(func() { close(release) })
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= 3
+	}, 10*time.Second, time.Millisecond, "the updates dropped during the storm are signalled")
+	_, err := s.ReadResource(ctx, ports.ReadRequest{URI: "test://a"})
+	require.NoError(t, err, "the session goes on")
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d signals for %d updates", len(got), storm)
+	assert.Subset(t, got[1:], []string{"test://a", "test://b"}, "each subscribed URI is signalled after the one that held the handler")
+	assert.NotContains(t, got, "test://never")
+}

@@ -56,6 +56,12 @@ type SessionIdentity struct {
 	// Declared lists the list kinds whose capability the server declared;
 	// a list method of any other kind is never called.
 	Declared []ListKind
+	// Subscribe reports that the server declared resources.subscribe;
+	// Session.Subscribe is refused without it.
+	Subscribe bool
+	// Completions reports that the server declared completions;
+	// Session.Complete is refused without it.
+	Completions bool
 }
 
 // Page is one page of a list result and the next cursor ("" when pagination
@@ -156,6 +162,12 @@ type Signals struct {
 	// passed to Log (from the session's notification goroutine; it must
 	// not block). Nil means they are neither asked for nor read.
 	Log func(LogMessage)
+	// ResourceUpdated is called (from the session's notification
+	// goroutine; it must not block) with the URI of a
+	// notifications/resources/updated for a URI the session subscribed
+	// to and has not unsubscribed from. Updates for any other URI are
+	// dropped.
+	ResourceUpdated func(uri string)
 }
 
 // Connector connects admitted targets. Safe for concurrent use.
@@ -184,4 +196,22 @@ type Session interface {
 	Done() <-chan struct{}
 	// Close ends the session and everything it started, within a bound.
 	Close() error
+
+	// GetPrompt makes one prompts/get request. A server that did not
+	// declare prompts is refused with Class Unsupported without contact.
+	GetPrompt(ctx context.Context, r GetPromptRequest) (PromptResult, error)
+	// ReadResource makes one resources/read request. A server that did
+	// not declare resources is refused with Class Unsupported without
+	// contact.
+	ReadResource(ctx context.Context, r ReadRequest) (ReadResult, error)
+	// Subscribe asks for notifications/resources/updated of uri (see
+	// Signals.ResourceUpdated); Unsubscribe stops them. A server that did
+	// not declare resources.subscribe is refused with Class Unsupported
+	// without contact.
+	Subscribe(ctx context.Context, uri string) error
+	Unsubscribe(ctx context.Context, uri string) error
+	// Complete makes one completion/complete request. A server that did
+	// not declare completions is refused with Class Unsupported without
+	// contact.
+	Complete(ctx context.Context, r CompleteRequest) (Completion, error)
 }

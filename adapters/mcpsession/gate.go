@@ -3,6 +3,7 @@ package mcpsession
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,23 +16,29 @@ import (
 const gateStale = time.Second
 
 // gated are the methods a server may send that the session acts on, each
-// coalesced on its own: list changes (signals), progress, and the
-// server-to-client requests the SDK answers (ping; the others it refuses).
-// Log messages (notifications/message) pass only once the session asked
-// for them, at most maxLogPending at a time (logs.go). Every other method
-// — resources/updated, cancellations, anything unknown — is dropped by
-// the gate: the session ignores it, and
+// coalesced on its own: list changes (signals), progress, resource
+// updates, and the server-to-client requests the SDK answers (ping; the
+// others it refuses, or the host's ports answer). Log messages
+// (notifications/message) pass only once the session asked for them, at
+// most maxLogPending at a time (logs.go). Every other method —
+// cancellations, anything unknown — is dropped by the gate: the session
+// ignores it, and
 // the SDK would only queue it.
 var gated = map[string]bool{
 	"notifications/tools/list_changed":     true,
 	"notifications/prompts/list_changed":   true,
 	"notifications/resources/list_changed": true,
 	"notifications/progress":               true,
+	"notifications/resources/updated":      true,
 	"ping":                                 true,
 	"roots/list":                           true,
 	"sampling/createMessage":               true,
 	"elicitation/create":                   true,
 }
+
+// methodResourceUpdated is the notification of a subscribed resource's
+// change.
+const methodResourceUpdated = "notifications/resources/updated"
 
 // inboundGate bounds what a server can make the SDK queue. The SDK's
 // connection puts every inbound request and notification in a queue for
@@ -58,6 +65,9 @@ type inboundGate struct {
 	calls map[string][]time.Time
 	now   func() time.Time
 	logs  logGate // notifications/message (logs.go)
+	// lostUpdates is set when a notifications/resources/updated was
+	// dropped while another waited (see session.resourceUpdated).
+	lostUpdates atomic.Bool
 }
 
 // maxPendingCalls bounds the requests of one method that may wait for the
@@ -88,6 +98,9 @@ func (g *inboundGate) admit(method string, call bool) bool {
 		return g.admitCall(method, now)
 	}
 	if at, ok := g.pending[method]; ok && now.Sub(at) < gateStale {
+		if method == methodResourceUpdated {
+			g.lostUpdates.Store(true)
+		}
 		return false
 	}
 	g.pending[method] = now

@@ -22,7 +22,7 @@ func TestInboundGate(t *testing.T) {
 	g := newInboundGate()
 	g.now = func() time.Time { return now }
 
-	for _, m := range []string{"notifications/message", "notifications/resources/updated", "notifications/cancelled", "x/unknown", ""} {
+	for _, m := range []string{"notifications/message", "notifications/cancelled", "x/unknown", ""} {
 		assert.False(t, g.admit(m, false), "%s is ignored, so dropped", m)
 	}
 	const lc = "notifications/tools/list_changed"

@@ -34,13 +34,14 @@
 //     Signals.ListChanged and do nothing else; a progress notification
 //     carrying the progress token of a call in flight that asked for it
 //     (ports.CallRequest.OnProgress) is passed to that call's OnProgress,
-//     its message cut to ports.MaxProgressMessage bytes; when the host
-//     passes Signals.Log and the server declares the logging capability,
-//     the session asks for its log messages (logging/setLevel at
-//     Options.LogLevel) and passes each notifications/message to
-//     Signals.Log, bounded (see ports.LogMessage); every other
-//     notification (resource updated, progress for any other token, ...)
-//     is ignored. Over a transport with Conn.InboundFilter, a
+//     its message cut to ports.MaxProgressMessage bytes; a resource
+//     updated notification of a URI the session subscribed to calls
+//     Signals.ResourceUpdated; when the host passes Signals.Log and the
+//     server declares the logging capability, the session asks for its
+//     log messages (logging/setLevel at Options.LogLevel) and passes each
+//     notifications/message to Signals.Log, bounded (see
+//     ports.LogMessage); every other notification (progress for any other
+//     token, ...) is ignored. Over a transport with Conn.InboundFilter, a
 //     flood is coalesced before the SDK queues it: at most one notification
 //     per method waits for the handler (a progress notification that
 //     arrives while another waits is dropped), at most eight requests per
@@ -79,6 +80,23 @@
 //	Protocol     malformed_message    the server sent something that is not JSON-RPC (not JSON,
 //	                                  not JSON-RPC 2.0, a reply neither JSON nor SSE)
 //	Protocol     malformed_reply      a reply that does not decode as the request's result
+//
+// GetPrompt, ReadResource, Subscribe, Unsubscribe and Complete return the
+// same transport and context refusals (Transient "request_abandoned" when
+// ctx ended in flight), and:
+//
+//	Class        Reason                  when
+//	Unsupported  capability_undeclared   the server did not declare prompts, resources,
+//	                                     resources.subscribe or completions (nothing sent)
+//	Protocol     prompt_rejected         a JSON-RPC error reply to prompts/get (an unknown
+//	                                     prompt, invalid arguments; the session stays usable)
+//	Protocol     read_rejected           likewise to resources/read
+//	Protocol     subscribe_rejected      likewise to resources/subscribe or unsubscribe
+//	Protocol     complete_rejected       likewise to completion/complete
+//	Protocol     input_required          a multi-round-trip "input required" result
+//	Refused      too_many_subscriptions  a Subscribe past MaxSessionSubscriptions (nothing sent)
+//	Config       completion_ref_invalid  a completion reference neither ref/prompt nor
+//	                                     ref/resource (nothing sent)
 //
 // Close returns nil, or Class Transient "close_timeout" when the session
 // had not closed within twice Options.CloseTimeout (the Abort hook ran in
@@ -296,6 +314,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { sess.signalResources() },
 		ProgressNotificationHandler: sess.progress.handler,
 		LoggingMessageHandler:       sess.logMessage,
+		ResourceUpdatedHandler:      sess.resourceUpdated,
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)

@@ -53,6 +53,8 @@ type session struct {
 
 	// progress routes notifications/progress to calls with OnProgress.
 	progress progressRoutes
+	// subs are the subscribed resource URIs.
+	subs subscriptions
 
 	// host holds the host's ports served to the server (elicit.go).
 	host hostPorts
@@ -106,7 +108,9 @@ func (s *session) setIdentity(res *mcp.InitializeResult) {
 		if caps.Resources != nil {
 			s.declare(ports.ListResources)
 			s.declare(ports.ListResourceTemplates)
+			s.identity.Subscribe = caps.Resources.Subscribe
 		}
+		s.identity.Completions = caps.Completions != nil
 	}
 	s.ready.Store(true)
 }

@@ -171,8 +171,9 @@ func BenchmarkCall(b *testing.B) {
 // decodingSession serves pages of tools JSON, decoding each page on List
 // as the SDK does, so Discover's cost can be put beside the decode's.
 type decodingSession struct {
-	pages [][]byte
-	tb    testing.TB
+	ports.Session // the content methods, never called
+	pages         [][]byte
+	tb            testing.TB
 }
 
 func (s decodingSession) Identity() ports.SessionIdentity {

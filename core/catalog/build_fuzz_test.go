@@ -268,8 +268,9 @@ type fuzzPage struct {
 
 // fuzzSession serves generated pages; an unknown cursor fails the page.
 type fuzzSession struct {
-	id    ports.SessionIdentity
-	pages map[ports.ListKind][]fuzzPage
+	ports.Session // the content methods, never called
+	id            ports.SessionIdentity
+	pages         map[ports.ListKind][]fuzzPage
 }
 
 var errUnknownCursor = refusal.New(refusal.Protocol, "unknown_cursor", "srv")

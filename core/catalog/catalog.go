@@ -3,7 +3,6 @@ package catalog
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"maps"
 	"math"
 	"slices"
@@ -125,6 +124,9 @@ type Options struct {
 	// a matching tool is rejected with ReasonPolicyDenied, whatever the
 	// include and exclude lists say.
 	DeniedTools []string
+	// ReadCap is the most bytes of a resource read admitted (see
+	// Catalog.ReadResource); 0 (or less) means DefaultReadCap.
+	ReadCap int
 }
 
 // Catalog is one server's canonical, host-facing catalog. Build makes it;
@@ -137,9 +139,11 @@ type Catalog struct {
 	Identity ports.SessionIdentity
 	// Tools are the admitted tools, sorted by host-facing name.
 	Tools []*Tool
-	// Prompts, Resources and ResourceTemplates are the admitted raw
-	// entries, in the server's order.
-	Prompts, Resources, ResourceTemplates []json.RawMessage
+	// Prompts, Resources and ResourceTemplates are the admitted entries,
+	// in the server's order.
+	Prompts           []*Prompt
+	Resources         []*Resource
+	ResourceTemplates []*ResourceTemplate
 	// Rejected holds every entry that did not make it, with its reason,
 	// sorted by Server, Kind, Name and Reason.
 	Rejected []Rejected
@@ -154,6 +158,7 @@ type Catalog struct {
 	Stale bool
 
 	byHost map[string]*Tool
+	srv    *toolServer
 }
 
 // Build makes server's catalog from what Discover returned. It takes
@@ -199,7 +204,11 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		cat.Rejected = append(cat.Rejected, Rejected{Server: server, Kind: kind, Name: name, Reason: reason})
 	}
 
-	srv := &toolServer{id: server, caller: c}
+	srv := &toolServer{id: server, caller: c, cap: defCap, readCap: DefaultReadCap}
+	if opts != nil && opts.ReadCap > 0 {
+		srv.readCap = opts.ReadCap
+	}
+	cat.srv = srv
 	// First the cheap checks, in the server's order, so that the first of
 	// two tools with one name is the one kept.
 	idx := make([]int, 0, len(l.Tools))
@@ -307,9 +316,9 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		}
 		reject(ports.ListTools, d.Name, reason)
 	}
-	cat.Prompts = admitEntries(l.Prompts, ports.ListPrompts, "name", reject)
-	cat.Resources = admitEntries(l.Resources, ports.ListResources, "uri", reject)
-	cat.ResourceTemplates = admitEntries(l.ResourceTemplates, ports.ListResourceTemplates, "uriTemplate", reject)
+	cat.Prompts = admitPrompts(l.Prompts, srv, reject)
+	cat.Resources = admitResources(l.Resources, srv, reject)
+	cat.ResourceTemplates = admitTemplates(l.ResourceTemplates, srv, reject)
 	sortRejected(cat.Rejected)
 	slices.SortFunc(cat.Diagnostics, func(a, b Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Reason, b.Reason))
@@ -326,31 +335,6 @@ func resultSizeMeta(v any) (int, bool) {
 		return 0, false
 	}
 	return int(f), true
-}
-
-// admitEntries keeps the entries that are JSON objects with a string
-// member key and rejects the others as "invalid_entry".
-func admitEntries(items []json.RawMessage, kind ports.ListKind, key string, reject func(ports.ListKind, string, string)) []json.RawMessage {
-	var out []json.RawMessage
-	for _, it := range items {
-		var m map[string]json.RawMessage
-		trimmed := trimSpace(it)
-		if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &m) != nil {
-			reject(kind, "", ReasonInvalidEntry)
-			continue
-		}
-		raw := m[key]
-		var name string
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
-			reject(kind, "", ReasonInvalidEntry)
-			continue
-		}
-		if out == nil {
-			out = make([]json.RawMessage, 0, len(items))
-		}
-		out = append(out, it)
-	}
-	return out
 }
 
 func trimSpace(b []byte) []byte {

@@ -77,6 +77,28 @@
 // transport's byte receive cap, applied before parsing, is a separate
 // limit on what is materialized locally.
 //
+// # Prompts, resources and templates
+//
+// Prompts, resources and resource templates are typed entries (Prompt,
+// Resource, ResourceTemplate) under host-facing names made like tools'
+// (ToolName of the server and the prompt's name, the resource's URI or the
+// template's URI template), each kind a namespace of its own, with the
+// same rejected bucket: an entry that does not decode is "invalid_entry",
+// a prompt declaring more than MaxPromptArguments arguments
+// "too_many_arguments", a template that is not RFC 6570 "invalid_template",
+// a repeated name "duplicate_name", equal host-facing names
+// "name_collision". Prompt.Get checks the arguments against the declared
+// ones before anything is sent ("unknown_argument", "missing_argument")
+// and cuts the messages to the admission cap; a read (Resource.Read,
+// ResourceTemplate.Read, Catalog.ReadResource) is cut to Options.ReadCap
+// bytes (DefaultReadCap, 1 MiB), Truncated set. Template expansion
+// (URITemplate, levels 1 to 4 for string values) refuses an expansion
+// whose scheme or authority is not the one the template's literal text
+// names ("template_origin_mismatch"). Completion values are bounded
+// (MaxCompletionValues of at most MaxCompletionValueLen bytes). The
+// requests go through the Caller given to Build when it is also a
+// ContentCaller (the supervisor is).
+//
 // # Errors
 //
 // Every failure is a *refusal.Error (invalid arguments come as an

@@ -20,6 +20,7 @@ type Set struct {
 	tools    []*Tool // sorted by host-facing name
 	byHost   map[string]*Tool
 	rejected []Rejected
+	entries  entrySet
 }
 
 // NewSet makes the Set of cats (nil entries are skipped) plus rejected,
@@ -67,6 +68,7 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 		s.tools = append(s.tools, t)
 	}
 	slices.SortFunc(s.tools, func(a, b *Tool) int { return cmp.Compare(a.host, b.host) })
+	s.addEntries()
 	sortRejected(s.rejected)
 	return s
 }

@@ -40,6 +40,9 @@ var admitResult = admit
 type toolServer struct {
 	id     string
 	caller Caller
+	// cap and readCap are the admission caps of prompt results
+	// (characters) and resource reads (bytes).
+	cap, readCap int
 }
 
 // Tool is one discovered tool as the host sees it: a ports.Tool whose Call

@@ -137,6 +137,22 @@
 // caller's callback (see Call). These timeouts, like ConnectTimeout, run on
 // the system clock, not on Options.Clock.
 //
+// # Prompts, resources and subscriptions
+//
+// A Server is also the catalog.ContentCaller of its catalog: GetPrompt,
+// ReadResource, Complete, Subscribe and Unsubscribe run on the current
+// session like Call: nothing is sent unless Ready, never replayed,
+// abandoned over stdio like a call, bounded by the shorter of CallTimeout
+// and CallTimeoutMax (they ask for no progress) with Class Transient
+// "call_timeout" past it, and a panic fails the server. A list_changed of prompts or resources refreshes the catalog like one of
+// tools. Subscriptions are bounded (Options.MaxSubscriptions, beyond:
+// Class Refused "too_many_subscriptions") and repeated on every new
+// session. A resource update of a subscribed URI reaches
+// Options.OnResourceUpdated from a goroutine of the server: coalesced per
+// URI and delivered in batches at most once per Options.UpdateInterval, so
+// a server flooding updates costs the host at most one callback per
+// subscribed URI per interval, and never a turn of a conversation.
+//
 // # Panics
 //
 // Every byte a server sends can be crafted, so a panic in the code that

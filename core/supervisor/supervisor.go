@@ -88,6 +88,19 @@ type Options struct {
 	// goroutine that runs it); Status, Catalog and other non-blocking
 	// reads are fine.
 	OnChange func(Status)
+	// OnResourceUpdated, when non-nil, is called with every resource
+	// update of a subscribed URI (see Subscribe), from a goroutine of the
+	// server, never concurrently with itself: updates are coalesced per
+	// URI and delivered in batches at most once per UpdateInterval. It is
+	// a signal for the host, never a turn; it must not block for long and
+	// must not call Close.
+	OnResourceUpdated func(ports.ResourceUpdate)
+	// UpdateInterval is the least time between two batches of resource
+	// updates; 0 means DefaultUpdateInterval.
+	UpdateInterval time.Duration
+	// MaxSubscriptions bounds the URIs subscribed to at once; 0 means
+	// DefaultMaxSubscriptions.
+	MaxSubscriptions int
 }
 
 // Server supervises the connection to one server. All methods are safe for
@@ -109,6 +122,7 @@ type Server struct {
 	catOpts        *catalog.Options
 	logger         *slog.Logger
 	onChange       func(Status)
+	updates        *updates
 
 	// life ends on Close; every background goroutine and every attempt
 	// runs under it.
@@ -238,6 +252,7 @@ func New(c ports.Connector, t ports.Target, opts *Options) *Server {
 		catOpts:        o.Catalog,
 		logger:         o.Logger,
 		onChange:       o.OnChange,
+		updates:        newUpdates(&o),
 		sem:            make(chan struct{}, 1),
 		closeDone:      make(chan struct{}),
 	}
@@ -461,7 +476,7 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 		case kick <- struct{}{}:
 		default: // one refresh is already pending: coalesced
 		}
-	}}
+	}, ResourceUpdated: s.resourceUpdated}
 	sess, cerr := s.connector.Connect(actx, s.target, sig)
 	if cerr != nil {
 		if sess != nil {
@@ -599,6 +614,7 @@ func (s *Server) endCancelled(ctx context.Context, q *sequence) {
 // list_changed refreshes and turns the end of c into a reconnect.
 func (s *Server) watch(c *conn) {
 	defer s.wg.Done()
+	s.resubscribe(c)
 	for {
 		select {
 		case <-s.life.Done():

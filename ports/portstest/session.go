@@ -43,6 +43,9 @@ type SessionScript struct {
 	// OnSession, when non-nil, is called with each new Session before
 	// Connect returns it, for example to inject faults.
 	OnSession func(s *Session)
+	// Content scripts prompts/get, resources/read, subscriptions and
+	// completion (see ContentScript).
+	Content ContentScript
 }
 
 // Connector is a scripted ports.Connector. It records every target it is
@@ -138,7 +141,8 @@ type ListRequest struct {
 // a server contact only a List or Call that reaches the script: an injected
 // failure, a closed session, an ended ctx or an undeclared list kind is
 // not one. Close cancels the ctx of every in-flight Call and waits for them
-// to return. Fallible methods: "List", "Call", "Close".
+// to return. Fallible methods: "List", "Call", "Close", "GetPrompt",
+// "ReadResource", "Subscribe", "Unsubscribe", "Complete".
 type Session struct {
 	Faults
 	script  SessionScript
@@ -155,6 +159,7 @@ type Session struct {
 	running     int
 	lists       []ListRequest
 	calls       []ports.CallRequest
+	content     contentState
 }
 
 func newSession(script SessionScript, t ports.Target, sig ports.Signals) *Session {
@@ -163,7 +168,7 @@ func newSession(script SessionScript, t ports.Target, sig ports.Signals) *Sessio
 	}
 	done, cancel := context.WithCancel(context.Background())
 	s := &Session{script: script, target: t, signals: sig, done: done, cancel: cancel}
-	s.setMethods("List", "Call", "Close")
+	s.setMethods("List", "Call", "Close", "GetPrompt", "ReadResource", "Subscribe", "Unsubscribe", "Complete")
 	return s
 }
 

@@ -148,7 +148,7 @@ func serve(in io.Reader, out io.Writer, mode string) {
 			_ = json.Unmarshal(req.Params, &p)
 			reply(req.ID, map[string]any{
 				"protocolVersion": p.ProtocolVersion,
-				"capabilities":    map[string]any{"tools": map[string]any{}},
+				"capabilities":    capabilities(mode),
 				"serverInfo":      map[string]any{"name": "testserver\x1b]0;x\x07", "version": "1"},
 			})
 		case "ping":
@@ -166,6 +166,10 @@ func serve(in io.Reader, out io.Writer, mode string) {
 			_ = json.Unmarshal(req.Params, &p)
 			reply(req.ID, call(p.Name, p.Arguments))
 		default:
+			if res, ok := content(mode, req.Method, req.Params); ok {
+				reply(req.ID, res)
+				continue
+			}
 			_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
 				"error": map[string]any{"code": -32601, "message": "method not found"}})
 		}

@@ -28,12 +28,13 @@ the server's name, source file, fingerprint, endpoint, repository and workspace
 generation: any change needs a new approval. ${VAR} templates are expanded from
 mcpward's environment; secrets are never printed.
 
-Connecting (tools, call): only usable servers are connected; a stdio server
-runs with the workspace root (the git root, else the working directory) as
-its allowed root and gets only HOME, PATH, USER and the like from mcpward's
-environment, plus its own env; HTTP servers are reached under the strict
-egress policy (https, or http to loopback only). Text a server sends is
-shown with every terminal control character escaped.
+Connecting (tools, call, prompts, prompt, resources, read): only usable
+servers are connected; a stdio server runs with the workspace root (the git
+root, else the working directory) as its allowed root and gets only HOME,
+PATH, USER and the like from mcpward's environment, plus its own env; HTTP
+servers are reached under the strict egress policy (https, or http to
+loopback only). Text a server sends is shown with every terminal control
+character escaped.
 
 Workspace: the repository is the "origin" remote (else the first remote) of the
 git repository holding the working directory, without credentials or query;

@@ -22,7 +22,11 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/list"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/login"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/logout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/prompt"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/prompts"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/read"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/remove"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/resources"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/revoke"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/show"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/tools"
@@ -83,6 +87,10 @@ used, and connects to them.`,
 		named(revoke.NewCmdRevoke(f, nil)),
 		named(tools.NewCmdTools(f, nil)),
 		named(call.NewCmdCall(f, nil)),
+		named(prompts.NewCmdPrompts(f, nil)),
+		named(prompt.NewCmdPrompt(f, nil)),
+		named(resources.NewCmdResources(f, nil)),
+		named(read.NewCmdRead(f, nil)),
 		named(login.NewCmdLogin(f, nil)),
 		named(logout.NewCmdLogout(f, nil)),
 		doctor.NewCmdDoctor(f, nil),

@@ -276,13 +276,7 @@ func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, err
 	}
 	tools := make([]ports.ToolItem, len(res.Tools))
 	for i, t := range res.Tools {
-		tools[i] = ports.ToolItem{
-			Name:        t.Name,
-			Title:       t.Title,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Meta:        t.Meta,
-		}
+		tools[i] = toolItem(t)
 	}
 	return ports.Page{Tools: tools, Dropped: dropped, NextCursor: res.NextCursor}, nil
 }

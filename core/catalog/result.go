@@ -350,12 +350,16 @@ func decodeBlock(item []byte, binLimit int) (ports.ContentBlock, string) {
 		b.URI, b.Name, b.Title, b.Description, b.Size = *w.URI, w.Name, w.Title, w.Description, w.Size
 	case ports.ContentResource:
 		r := w.Resource
-		if r == nil || r.URI == nil || (r.Text == nil) == (r.Blob == nil) {
+		// Neither text nor blob is an empty text resource: encoders
+		// (the go-sdk's among them) leave out an empty "text".
+		if r == nil || r.URI == nil || r.Text != nil && r.Blob != nil {
 			return ports.ContentBlock{}, ReasonMalformedResult
 		}
 		b.URI, b.MIMEType = *r.URI, r.MIMEType
-		if r.Text != nil {
-			b.Text = *r.Text
+		if r.Blob == nil {
+			if r.Text != nil {
+				b.Text = *r.Text
+			}
 		} else {
 			data, reason := decodeBinary(*r.Blob, binLimit)
 			if reason != "" {

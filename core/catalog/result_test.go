@@ -31,7 +31,8 @@ func TestTypedContentBlocks(t *testing.T) {
 		{"type":"audio","data":"` + base64.StdEncoding.EncodeToString(wav) + `","mimeType":"audio/wav"},
 		{"type":"resource_link","uri":"file:///r/1","name":"one","title":"One","description":"the first","mimeType":"text/plain","size":42},
 		{"type":"resource","resource":{"uri":"file:///r/2","mimeType":"text/plain","text":"embedded"}},
-		{"type":"resource","resource":{"uri":"file:///r/3","mimeType":"application/octet-stream","blob":""}}
+		{"type":"resource","resource":{"uri":"file:///r/3","mimeType":"application/octet-stream","blob":""}},
+		{"type":"resource","resource":{"uri":"file:///r/4"}}
 	]`
 	c := &fakeCaller{res: ports.CallResult{Content: json.RawMessage(content)}}
 	res, err := oneTool(t, `{}`, c, nil).Call(context.Background(), nil)
@@ -47,6 +48,7 @@ func TestTypedContentBlocks(t *testing.T) {
 		{Kind: ports.ContentResourceLink, URI: "file:///r/1", Name: "one", Title: "One", Description: "the first", MIMEType: "text/plain", Size: ptr(int64(42))},
 		{Kind: ports.ContentResource, URI: "file:///r/2", MIMEType: "text/plain", Text: "embedded"},
 		{Kind: ports.ContentResource, URI: "file:///r/3", MIMEType: "application/octet-stream", Data: []byte{}},
+		{Kind: ports.ContentResource, URI: "file:///r/4"},
 	}, res.Blocks)
 }
 
@@ -72,7 +74,7 @@ func TestResultRefusals(t *testing.T) {
 		{"huge embedded blob", `[{"type":"resource","resource":{"uri":"x:","blob":"` + big + `"}}]`, ReasonBinaryTooLarge},
 		{"resource link without uri", `[{"type":"resource_link","name":"n"}]`, ReasonMalformedResult},
 		{"resource with text and blob", `[{"type":"resource","resource":{"uri":"x:","text":"a","blob":""}}]`, ReasonMalformedResult},
-		{"resource without contents", `[{"type":"resource","resource":{"uri":"x:"}}]`, ReasonMalformedResult},
+		{"resource without uri", `[{"type":"resource","resource":{"text":"a"}}]`, ReasonMalformedResult},
 		{"annotations mistyped", `[{"type":"text","text":"a","annotations":{"priority":"high"}}]`, ReasonMalformedResult},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -160,7 +162,7 @@ func admitContent(content json.RawMessage, limit, binLimit int) (json.RawMessage
 			return false
 		}
 		if blocks == nil {
-			blocks = make([]ports.ContentBlock, 0, 4)
+			blocks = make([]ports.ContentBlock, 0, 1)
 		}
 		b, r := decodeBlock(item, binLimit)
 		if r != "" {
@@ -309,15 +311,7 @@ type wireAnnotations struct {
 func decodeBlock(item []byte, binLimit int) (ports.ContentBlock, string) {
 	if len(item) > len(textHead)+2 && string(item[:len(textHead)]) == textHead && item[len(textHead)] == '"' &&
 		item[len(item)-1] == '}' && stringEnd(item, len(textHead)) == len(item)-1 {
-		lit := item[len(textHead) : len(item)-1]
-		if s := lit[1 : len(lit)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-			return ports.ContentBlock{Kind: ports.ContentText, Text: string(s)}, ""
-		}
-		var text string
-		if json.Unmarshal(lit, &text) != nil {
-			return ports.ContentBlock{}, ReasonMalformedResult
-		}
-		return ports.ContentBlock{Kind: ports.ContentText, Text: text}, ""
+		return ports.ContentBlock{Kind: ports.ContentText, Text: unquote(item[len(textHead)+1 : len(item)-2])}, ""
 	}
 	var w wireBlock
 	if json.Unmarshal(item, &w) != nil || w.Type == nil {
@@ -371,6 +365,84 @@ func decodeBlock(item []byte, binLimit int) (ports.ContentBlock, string) {
 		return ports.ContentBlock{}, ReasonUnknownContentType
 	}
 	return b, ""
+}
+
+// unquote returns the value of a JSON string literal whose contents
+// (between its quotes) are s, as encoding/json decodes it: escapes
+// resolved, an invalid UTF-8 byte and a lone surrogate each replaced by
+// U+FFFD. s must be the contents of a valid literal (validJSON checked
+// it). FuzzUnquote compares it with encoding/json.
+func unquote(s []byte) string {
+	if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			switch e := s[i+1]; e {
+			case 'u':
+				r := hex4(s[i+2 : i+6])
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+						if d := utf16.DecodeRune(r, hex4(s[i+2:i+6])); d != utf8.RuneError {
+							b.WriteRune(d)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b.WriteRune(r)
+				continue
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			default: // '"', '\\', '/'
+				b.WriteByte(e)
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				b.WriteRune(utf8.RuneError)
+			} else {
+				b.Write(s[i : i+n])
+			}
+			i += n
+		}
+	}
+	return b.String()
+}
+
+// hex4 returns the value of four hex digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // decodeBinary decodes base64 data bounded by limit bytes; the size is

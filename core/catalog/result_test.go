@@ -328,3 +328,19 @@ func FuzzAdmitResult(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquote: unquote decodes every valid JSON string literal exactly as
+// encoding/json does.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u20AC"`, `"\ud83d\ude00"`, `"\ud800"`, `"\ud800\u0041"`,
+		`"\udc00\ud800"`, "\"bad \xff utf8 \xc3\"", "\"\xed\xa0\x80\"", `"\ud83d\ud83d\ude00"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, lit []byte) {
+		var want string
+		if len(lit) < 2 || lit[0] != '"' || json.Unmarshal(lit, &want) != nil || stringEnd(lit, 0) != len(lit) {
+			return
+		}
+		require.Equal(t, want, unquote(lit[1:len(lit)-1]))
+	})
+}

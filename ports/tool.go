@@ -55,7 +55,11 @@ type Tool interface {
 	Spec() ToolSpec
 	// Call validates args against the narrowed schema, then calls the tool.
 	// Invalid arguments are a *refusal.Error of Class Config naming the
-	// JSON path, returned before anything leaves the process.
+	// JSON path, returned before anything leaves the process. A result
+	// the server sent that cannot be handed over (a content block of an
+	// unknown type, a binary block over its limit, structured content
+	// that does not match the output schema) is a *refusal.Error of
+	// Class Protocol; the tool stays usable.
 	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
 

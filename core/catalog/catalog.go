@@ -301,10 +301,7 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		t.srv = srv
 		t.desc = l.Tools[i].Description
 		t.title = l.Tools[i].Title
-		if a := l.Tools[i].Annotations; a != nil {
-			ann := *a
-			t.ann = &ann
-		}
+		t.ann = cloneAnnotations(l.Tools[i].Annotations)
 		if o := l.Tools[i].OutputSchema; o != nil {
 			if m, ok := objectSchema(o); ok {
 				if outPacker == nil {

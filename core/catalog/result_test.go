@@ -243,7 +243,12 @@ func TestSpecTitleAndAnnotations(t *testing.T) {
 	assert.Equal(t, "A Tool", spec.Title)
 	assert.Equal(t, &ports.ToolAnnotations{Title: "Annotated", ReadOnlyHint: ptr(true), DestructiveHint: ptr(false)}, spec.Annotations)
 	spec.Annotations.Title = "changed by a host"
-	assert.Equal(t, "Annotated", cat.Tools[0].Spec().Annotations.Title, "Spec returns a copy")
+	*spec.Annotations.ReadOnlyHint = false
+	*it.Annotations.DestructiveHint = true
+	again := cat.Tools[0].Spec()
+	assert.Equal(t, "Annotated", again.Annotations.Title, "Spec returns a copy")
+	assert.True(t, *again.Annotations.ReadOnlyHint, "a deep copy")
+	assert.False(t, *again.Annotations.DestructiveHint, "Build keeps a deep copy")
 	assert.Nil(t, oneTool(t, `{}`, nil, nil).Spec().Annotations)
 }
 

@@ -69,23 +69,35 @@ type Tool struct {
 
 // Spec returns the tool's description for the model: the host-facing
 // name, the server's description and the narrowed input schema.
-// InputSchema may be shared with other calls of Spec and must not be
-// modified. Spec is safe for concurrent use; it may allocate, as the
-// catalog keeps schemas packed (see schemaEntry).
+// InputSchema and OutputSchema may be shared with other calls of Spec and
+// must not be modified. Spec is safe for concurrent use; it may allocate,
+// as the catalog keeps schemas packed (see schemaEntry).
 //
-// Title and Annotations are the server's (a copy of the annotations);
+// Title and Annotations are the server's (Annotations a deep copy);
 // OutputSchema is the narrowed outputSchema, nil when the tool has none or
 // Build could not use it (see Build).
 func (t *Tool) Spec() ports.ToolSpec {
 	s := ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.json(), Title: t.title}
-	if t.ann != nil {
-		a := *t.ann
-		s.Annotations = &a
-	}
+	s.Annotations = cloneAnnotations(t.ann)
 	if t.output != nil {
 		s.OutputSchema = t.output.json()
 	}
 	return s
+}
+
+// cloneAnnotations returns a deep copy of a (nil for nil).
+func cloneAnnotations(a *ports.ToolAnnotations) *ports.ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	for _, h := range [...]**bool{&c.ReadOnlyHint, &c.DestructiveHint, &c.IdempotentHint, &c.OpenWorldHint} {
+		if *h != nil {
+			v := **h
+			*h = &v
+		}
+	}
+	return &c
 }
 
 // HostName returns the host-facing name (ToolName of the server and the

@@ -349,3 +349,38 @@ func FuzzUnquote(f *testing.F) {
 		require.Equal(t, want, unquote(lit[1:len(lit)-1]))
 	})
 }
+
+// FuzzOutputSchema: any outputSchema a server lists and any
+// structuredContent it returns: the tool is always admitted (an unusable
+// schema is a diagnostic, never a rejection), its Spec's OutputSchema is
+// JSON, and a result is handed over or refused by name, never a panic.
+func FuzzOutputSchema(f *testing.F) {
+	f.Add([]byte(outSchema), []byte(`{"temperature":1}`))
+	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/x"}},"additionalProperties":false}`), []byte(`{"a":1,"b":2}`))
+	f.Add([]byte(`{"type":"array"}`), []byte(`[1]`))
+	f.Add([]byte(`{"type":"object","properties":{"p":{"pattern":"(("}}}`), []byte(`{"p":"x"}`))
+	f.Add([]byte(`null`), []byte(``))
+	f.Fuzz(func(t *testing.T, schema, structured []byte) {
+		var out any
+		if json.Unmarshal(schema, &out) != nil {
+			return
+		}
+		it := ports.ToolItem{Name: "t", InputSchema: map[string]any{}, OutputSchema: out}
+		cat := Build("srv", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{it}}, nil, nil)
+		require.Len(t, cat.Tools, 1, "an output schema never rejects a tool")
+		tool := cat.Tools[0]
+		if o := tool.Spec().OutputSchema; o != nil {
+			require.True(t, json.Valid(o))
+		} else if out != nil {
+			require.Contains(t, cat.Diagnostics, Diagnostic{Tool: "t", Reason: DiagOutputSchemaInvalid})
+		}
+		res, err := admit(tool, ports.CallResult{Content: okResult.Content, StructuredContent: structured})
+		if err != nil {
+			require.Equal(t, refusal.Protocol, refusal.ClassOf(err), "%v", err)
+			return
+		}
+		if res.StructuredContent != nil {
+			require.True(t, json.Valid(res.StructuredContent))
+		}
+	})
+}

@@ -225,8 +225,9 @@ func TestToolsAndCallHTTP(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var c view.Call
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-	assert.Equal(t, view.Call{Server: "remote", Tool: "word_count", Content: c.Content}, c)
+	assert.Equal(t, view.Call{Server: "remote", Tool: "word_count", Content: c.Content, StructuredContent: c.StructuredContent}, c)
 	assert.Contains(t, string(c.Content), `"3"`)
+	assert.JSONEq(t, `{"words":3}`, string(c.StructuredContent), "checked against the tool's output schema")
 
 	r = w.run(t, "call", "remote", "add", "--args", `{"a":"x","b":1}`)
 	assert.Equal(t, 1, r.code)

@@ -126,10 +126,56 @@ func TestEverythingTypedResults(t *testing.T) {
 			tiny, ok := small.Tool(catalog.ToolName("everything", "get-tiny-image"))
 			require.True(t, ok)
 			_, err = tiny.Call(ctx, nil)
-			assert.Equal(t, catalog.ReasonBinaryTooLarge, refusalReason(err))
+			assert.Equal(t, catalog.ReasonBinaryTooLarge, refusal.ReasonOf(err))
 			call("echo", `{"message":"still usable"}`)
 		})
 	}
 }
 
-func refusalReason(err error) string { return refusal.ReasonOf(err) }
+// TestHostileTypedResults: a server whose structured content does not
+// match its own output schema, or whose image is over the binary limit,
+// gets its result refused by name through the real session and catalog,
+// and stays usable.
+func TestHostileTypedResults(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "typed", Version: "1"}, nil)
+	out := json.RawMessage(`{"type":"object","properties":{"t":{"type":"number"}},"required":["t"]}`)
+	srv.AddTool(&mcp.Tool{Name: "weather", InputSchema: objSchema, OutputSchema: out},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hot"}},
+				StructuredContent: map[string]any{"t": canary}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "bigimage", InputSchema: objSchema},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, 2<<10)}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "fine", InputSchema: objSchema, OutputSchema: out},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "21"}}, StructuredContent: map[string]any{"t": 21}}, nil
+		})
+	ctx := context.Background()
+	sess := connect(t, New(memDialer(t, srv), nil), ports.Signals{})
+	lists, err := catalog.Discover(ctx, sess, nil)
+	require.NoError(t, err)
+	cat := catalog.Build("typed", sess.Identity(), lists, sess, &catalog.Options{MaxBinaryBytes: 1 << 10})
+	call := func(name string) (ports.ToolResult, error) {
+		tool, ok := cat.Tool(catalog.ToolName("typed", name))
+		require.True(t, ok, name)
+		return tool.Call(ctx, nil)
+	}
+
+	_, err = call("weather")
+	var se *catalog.StructuredContentError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, catalog.ReasonStructuredContentInvalid, refusal.ReasonOf(err))
+	assert.Equal(t, "/t: expected number, got string", se.Explain())
+	assertNoCanary(t, err)
+
+	_, err = call("bigimage")
+	assert.Equal(t, refusal.Protocol, refusal.ClassOf(err))
+	assert.Equal(t, catalog.ReasonBinaryTooLarge, refusal.ReasonOf(err))
+
+	res, err := call("fine")
+	require.NoError(t, err, "the session stays usable")
+	assert.JSONEq(t, `{"t":21}`, string(res.StructuredContent))
+	assert.Equal(t, "21", res.Blocks[0].Text)
+}

@@ -32,10 +32,11 @@ type ToolResult struct {
 	// Blocks are the result's content blocks, typed, in the server's
 	// order, cut like Content.
 	Blocks []ContentBlock
-	// StructuredContent is the result's structuredContent (a JSON object),
-	// nil when it had none. When the tool's Spec has an OutputSchema and
-	// IsError is false, it matched that schema (a mismatch is a refusal,
-	// never a ToolResult); otherwise it is the server's value, unchecked.
+	// StructuredContent is the result's structuredContent (valid JSON; an
+	// object when it was checked), nil when it had none. When the tool's
+	// Spec has an OutputSchema and IsError is false, it matched that
+	// (narrowed) schema (a mismatch is a refusal, never a ToolResult);
+	// otherwise it is the server's value, unchecked.
 	StructuredContent json.RawMessage
 	// Meta holds the members of the result's _meta whose keys the host
 	// asked to pass through; nil by default, since the protocol defines no

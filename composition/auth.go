@@ -110,6 +110,9 @@ type Authentication struct {
 	// server id, newest last: a ports.Target does not carry oauth or the
 	// helper argv, so the Dialer looks them up by id and fingerprint.
 	needs map[string][]need
+	// challenges are the latest 401/403 challenges of each connection
+	// (challenges.go).
+	challenges challengeLog
 }
 
 // need is what one HTTP definition (one server id and fingerprint) asked

@@ -35,9 +35,12 @@ const (
 	// no token store or no locker (a Custom deployment without them). Class
 	// Config; the deployment is not built.
 	ReasonOAuthStoreMissing = "oauth_store_missing"
-	// ReasonNotOAuth: SignIn, SignOut or SignInState named a server whose
-	// definition does not ask for oauth (or is not an HTTP server). Class
-	// Config.
+	// ReasonNotOAuth: SignIn, SignOut or SignInState named a server that
+	// cannot sign in with OAuth: not an HTTP server, or one whose headers
+	// come from a headersHelper. Class Config. An HTTP definition without
+	// "oauth" can: its server answers with a Bearer challenge (see
+	// oauth.ReasonSignInRequired), and once signed in its connections
+	// carry the stored credential unless its headers set Authorization.
 	ReasonNotOAuth = "not_oauth"
 	// ReasonNotUsable: SignIn named a server Evaluate does not allow (not
 	// approved, refused, blocked, ...): nothing is sent for it. Class
@@ -112,7 +115,7 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 	if !found || s.Def == nil {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonUnknownServer, name)
 	}
-	if s.Def.Kind != definition.KindHTTP || s.Def.OAuth == nil {
+	if s.Def.Kind != definition.KindHTTP || (s.Def.OAuth == nil && s.Def.HeadersHelper != nil) {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotOAuth, name)
 	}
 	if usable {

@@ -1,0 +1,122 @@
+package composition
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// TestChallengeWithoutOAuthKey: an HTTP definition without "oauth" whose
+// server answers 401 with a Bearer challenge fails as
+// oauth.ReasonSignInRequired after the one request any definition without
+// authentication sends; SignIn then works for it without the key, and its
+// connections carry the stored credential.
+func TestChallengeWithoutOAuthKey(t *testing.T) {
+	o := newOAuthMCP(t)
+	var unauthenticated atomic.Int32
+	inner := o.ts.Config.Handler
+	o.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" && r.Header.Get("Authorization") == "" {
+			unauthenticated.Add(1)
+		}
+		inner.ServeHTTP(w, r)
+	})
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, oauthConfig(t, o.ts))
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	srcs := userSrc(`{"mcpServers": {"plain": {"type": "http", "url": "` + o.ts.URL + `/mcp"}}}`)
+
+	r, ok := h.Evaluate(ctx, srcs).Server("plain")
+	require.True(t, ok)
+	assert.Equal(t, AuthStatic, r.Auth)
+
+	f := h.Connect(ctx, srcs, nil)
+	sr := f.Servers()[0]
+	assert.Equal(t, StateFailed, sr.State)
+	assert.Equal(t, refusal.AuthRequired, sr.Class)
+	assert.Equal(t, oauth.ReasonSignInRequired, sr.Reason)
+	require.NoError(t, f.Close())
+	assert.Equal(t, int32(1), unauthenticated.Load(), "one request, as without any authentication")
+
+	require.NoError(t, h.SignIn(ctx, srcs, "plain", browser(t, o.ts)))
+	st, err := h.SignInState(ctx, srcs, "plain")
+	require.NoError(t, err)
+	assert.Equal(t, oauth.SignedIn, st)
+
+	f = h.Connect(ctx, srcs, nil)
+	defer f.Close()
+	require.Equal(t, StateConnected, f.Servers()[0].State, "%+v", f.Servers()[0])
+	res, err := f.Call(ctx, "plain", "whoami", nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Content), "signed in")
+	assert.Equal(t, int32(1), unauthenticated.Load(), "signed in, nothing goes out unauthenticated")
+	require.NoError(t, f.Close())
+
+	// The same name and URL with its own Authorization header: the header
+	// goes out, never the stored credential, and the refusal is not a
+	// sign-in to do.
+	own := userSrc(`{"mcpServers": {"plain": {"type": "http", "url": "` + o.ts.URL + `/mcp", "headers": {"Authorization": "Bearer mine"}}}}`)
+	f = h.Connect(ctx, own, nil)
+	sr = f.Servers()[0]
+	assert.Equal(t, StateFailed, sr.State)
+	assert.Equal(t, httptransport.ReasonAuthRequired, sr.Reason)
+}
+
+// TestChallengeNotBearer: without a Bearer challenge, or in a deployment
+// without Config.OAuth, a 401 stays httptransport.ReasonAuthRequired; a
+// definition setting its own Authorization header never gets the stored
+// credential.
+func TestChallengeNotBearer(t *testing.T) {
+	for _, tt := range []struct {
+		name, header string
+		oauthOn      bool
+		want         string
+	}{
+		{"basic challenge", `Basic realm="x"`, true, httptransport.ReasonAuthRequired},
+		{"no challenge", "", true, httptransport.ReasonAuthRequired},
+		{"bearer without OAuth in the deployment", `Bearer realm="x"`, false, httptransport.ReasonAuthRequired},
+		{"bearer", `Bearer realm="x"`, true, oauth.ReasonSignInRequired},
+		{"bearer second of two", `Basic realm="x", Bearer scope="a"`, true, oauth.ReasonSignInRequired},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOAuthMCP(t)
+			o.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.header != "" {
+					w.Header().Set("WWW-Authenticate", tt.header)
+				}
+				w.WriteHeader(http.StatusUnauthorized)
+			})
+			cfg := oauthConfig(t, o.ts)
+			if !tt.oauthOn {
+				cfg.OAuth = nil
+			}
+			h, cleanup, err := Headless(StateDir(t.TempDir()), nil, cfg)
+			require.NoError(t, err)
+			defer cleanup()
+			f := h.Connect(context.Background(), userSrc(`{"mcpServers": {"plain": {"type": "http", "url": "`+o.ts.URL+`/mcp"}}}`), nil)
+			defer f.Close()
+			sr := f.Servers()[0]
+			assert.Equal(t, refusal.AuthRequired, sr.Class)
+			assert.Equal(t, tt.want, sr.Reason)
+		})
+	}
+}
+
+func TestHasBearer(t *testing.T) {
+	for h, want := range map[string]bool{
+		`Bearer`: true, `bearer realm="a"`: true, `Basic realm="a", Bearer`: true, "\tBEARER scope=x": true,
+		`Bearerx`: false, `Basic realm="Bearer x"`: false, ``: false, `Basic`: false, strings.Repeat("x", 10): false,
+	} {
+		assert.Equal(t, want, hasBearer(h), "%q", h)
+	}
+}

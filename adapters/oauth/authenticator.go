@@ -68,7 +68,7 @@ type refreshFlight struct {
 // absolute https URL); it reads no credential and sends nothing. Every
 // Authenticator of one Client and server shares the stored credential.
 func (c *Client) Authenticator(s Server) (*Authenticator, error) {
-	resource, origin, err := canonicalURL(s.URL, s.ID)
+	resource, origin, err := c.urls.canonical(s.URL, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +123,16 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 // already in flight, so many requests refused together cause one) and
 // returns retry=true when that succeeds.
 //
-// retry=false comes with: Class AuthRefused, ReasonInsufficientScope when
-// the challenge says error="insufficient_scope" (nothing is refreshed);
+// A 401's Bearer challenge is recorded as evidence for the next sign-in
+// (RecordChallenge). When the challenge says error="insufficient_scope"
+// nothing is refreshed (a refresh cannot widen the scope) and retry is
+// false with: a *StepUpError (Class AuthRequired, ReasonStepUpRequired)
+// when the challenge names scopes the credential was neither granted nor,
+// when its grant is unknown, asked for — the step-up is recorded, so the
+// host's next sign-in for this server requests them, never silently;
+// otherwise Class AuthRefused, ReasonInsufficientScope, since signing in
+// again would ask for the same scopes. Otherwise
+// retry=false comes with:
 // Class AuthRequired, ReasonSignInRequired when there is no credential or
 // no refresh token, or the refresh token was refused (invalid_grant); or
 // the refusal of the refresh, the store or ctx, as Headers.
@@ -132,8 +140,17 @@ func (a *Authenticator) Refused(ctx context.Context, r ports.AuthRefusal) (retry
 	if err := a.check(r.ServerID, r.Origin); err != nil {
 		return false, err
 	}
-	if insufficientScope(r.Challenge) {
-		return false, refuse(refusal.AuthRefused, ReasonInsufficientScope, a.server, a.origin)
+	if ch, ok := ParseChallenge(r.Status, r.Challenge); ok {
+		if ch.Error == "insufficient_scope" {
+			var granted []string
+			if rec, err := a.c.load(ctx, a.server, a.resource); err == nil && rec != nil {
+				granted = scopeList(rec.Scope)
+			}
+			return false, a.c.stepUp(storeKey(a.server, a.resource), a.server, a.origin, ch, granted)
+		}
+		if r.Status == http.StatusUnauthorized {
+			a.c.record(storeKey(a.server, a.resource), ch)
+		}
 	}
 	rec, err := a.c.load(ctx, a.server, a.resource)
 	if err != nil {
@@ -210,21 +227,4 @@ func (a *Authenticator) share(ctx context.Context, rec *record) (*record, error)
 		a.mu.Unlock()
 		return nil, ctxRefusal(ctx.Err(), a.server, "")
 	}
-}
-
-// insufficientScope reports whether the first Bearer challenge of the
-// WWW-Authenticate value challenge says error="insufficient_scope" (RFC
-// 6750 §3.1). A value parseChallenges does not accept says nothing, so the
-// refusal is treated as one a refresh may cure.
-func insufficientScope(challenge string) bool {
-	chs, ok := parseChallenges(challenge)
-	if !ok {
-		return false
-	}
-	for _, ch := range chs {
-		if ch.scheme == "bearer" {
-			return ch.params["error"] == "insufficient_scope"
-		}
-	}
-	return false
 }

@@ -263,7 +263,8 @@ func TestRefusedDecisions(t *testing.T) {
 		{name: "refused token is refreshed", status: 401, challenge: `Bearer error="invalid_token"`, retry: true, hits: 1},
 		{name: "403 without scope error is refreshed", status: 403, retry: true, hits: 1},
 		{name: "rotated in meanwhile", status: 401, rotated: true, retry: true},
-		{name: "insufficient scope", status: 403, challenge: `Bearer realm="x", error="insufficient_scope", scope="mcp.admin"`, class: refusal.AuthRefused, reason: ReasonInsufficientScope},
+		{name: "insufficient scope", status: 403, challenge: `Bearer realm="x", error="insufficient_scope", scope="mcp.admin"`, class: refusal.AuthRequired, reason: ReasonStepUpRequired},
+		{name: "insufficient scope already granted", status: 403, mod: func(r *record) { r.Scope = "mcp.read mcp.admin" }, challenge: `Bearer error="insufficient_scope", scope="mcp.admin"`, class: refusal.AuthRefused, reason: ReasonInsufficientScope},
 		{name: "insufficient scope token form", status: 403, challenge: `Basic realm="b", BEARER Error=insufficient_scope`, class: refusal.AuthRefused, reason: ReasonInsufficientScope},
 		{name: "scope error of another scheme is refreshed", status: 403, challenge: `DPoP error="insufficient_scope"`, retry: true, hits: 1},
 		{name: "signed out meanwhile", status: 401, signOut: true, class: refusal.AuthRequired, reason: ReasonSignInRequired},
@@ -445,7 +446,8 @@ func TestInsufficientScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, insufficientScope(tt.h))
+			ch, ok := ParseChallenge(http.StatusForbidden, tt.h)
+			assert.Equal(t, tt.want, ok && ch.Error == "insufficient_scope")
 		})
 	}
 }

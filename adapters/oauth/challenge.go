@@ -1,6 +1,9 @@
 package oauth
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // authChallenge is one challenge of a WWW-Authenticate header value
 // (RFC 9110 §11.6.1): its scheme, lower-cased, and either its token68 or
@@ -237,4 +240,104 @@ func isToken68Char(c byte) bool {
 		return true
 	}
 	return strings.IndexByte("-._~+/", c) >= 0
+}
+
+// Challenge is what one Bearer challenge (RFC 6750 §3, RFC 9728 §5.1) of
+// a server's 401 or 403 said: evidence discovery and step-up use after
+// checking it like any other link. Its values come from the server: they
+// are never put into an error.
+type Challenge struct {
+	// Status is the HTTP status the challenge came with (401 or 403; 0
+	// when unknown).
+	Status int
+	// ResourceMetadata is the resource_metadata auth-param as sent
+	// (unchecked: discovery follows it only when it is an absolute URL the
+	// Client admits); "" when absent or longer than maxChallengeLink.
+	ResourceMetadata string
+	// Scope is the scope auth-param split on spaces, duplicates dropped;
+	// nil when absent, or when it is not a list of at most maxScopes valid
+	// scope tokens (RFC 6749 §3.3) of at most maxScopeLen bytes each.
+	Scope []string
+	// Error is the error auth-param (such as "invalid_token" or
+	// "insufficient_scope"); "" when absent or not a short word of
+	// lower-case letters and "_".
+	Error string
+}
+
+// Bounds of what a Challenge keeps.
+const (
+	maxChallengeLink = 2048
+	maxScopes        = 64
+	maxScopeLen      = 256
+	maxErrorCode     = 64
+)
+
+// ParseChallenge reads the first Bearer challenge of the WWW-Authenticate
+// value h of a response with status (see parseChallenges for the grammar
+// accepted). ok is false when h is malformed or has no Bearer challenge.
+// It never panics and is safe for concurrent use.
+func ParseChallenge(status int, h string) (ch Challenge, ok bool) {
+	chs, ok := parseChallenges(h)
+	if !ok {
+		return Challenge{}, false
+	}
+	for _, c := range chs {
+		if c.scheme != "bearer" {
+			continue
+		}
+		ch = Challenge{Status: status, Scope: scopeList(c.params["scope"])}
+		if rm := c.params["resource_metadata"]; len(rm) <= maxChallengeLink {
+			ch.ResourceMetadata = rm
+		}
+		if e := c.params["error"]; validErrorCode(e) {
+			ch.Error = e
+		}
+		return ch, true
+	}
+	return Challenge{}, false
+}
+
+// scopeList splits a scope value (RFC 6749 §3.3) into its scope tokens,
+// duplicates dropped; nil when s holds none, or is not within the bounds
+// Challenge.Scope names.
+func scopeList(s string) []string {
+	fields := strings.Split(s, " ")
+	var out []string
+	for _, f := range fields {
+		if f == "" {
+			continue
+		}
+		if len(f) > maxScopeLen || !validScopes([]string{f}) {
+			return nil
+		}
+		out = appendNew(out, f)
+		if len(out) > maxScopes {
+			return nil
+		}
+	}
+	return out
+}
+
+// validErrorCode reports whether e is a non-empty error code this package
+// keeps: lower-case letters and "_", at most maxErrorCode bytes.
+func validErrorCode(e string) bool {
+	if e == "" || len(e) > maxErrorCode {
+		return false
+	}
+	for i := 0; i < len(e); i++ {
+		if c := e[i]; (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendNew appends to list each of add it does not hold yet, in order.
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
 }

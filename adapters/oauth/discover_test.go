@@ -83,6 +83,14 @@ func resourceDoc() map[string]any {
 	}
 }
 
+// rootDoc is resourceDoc as the root location serves it: describing the
+// origin (RFC 9728 §3.3).
+func rootDoc() map[string]any {
+	m := resourceDoc()
+	m["resource"] = "https://" + mcpHost
+	return m
+}
+
 // serverDoc is a valid authorization server metadata document of issuer.
 func serverDoc(issuer string) map[string]any {
 	return map[string]any{
@@ -185,7 +193,7 @@ func runDiscoverCases(t *testing.T, cases []discoverCase) {
 			if tc.setup != nil {
 				tc.setup(f)
 			}
-			ep, err := f.c.discover(context.Background(), f.srv, tc.challenge)
+			ep, err := discoverHeader(f.c, context.Background(), f.srv, tc.challenge)
 			if tc.wantReason == "" {
 				requireNoCanary(t, err)
 				require.NoError(t, err)
@@ -201,6 +209,14 @@ func runDiscoverCases(t *testing.T, cases []discoverCase) {
 	}
 }
 
+// discoverHeader runs discover for s with the Bearer challenge of the
+// WWW-Authenticate value h of a 401 ("" or malformed: none), as
+// RecordChallenge would have recorded it.
+func discoverHeader(c *Client, ctx context.Context, s Server, h string) (*endpoints, error) {
+	ch, _ := ParseChallenge(http.StatusUnauthorized, h)
+	return c.discover(ctx, s, ch, nil)
+}
+
 // assertHits asserts how many requests each path of fake had.
 func assertHits(t *testing.T, fake *fakeAS, want map[string]int) {
 	t.Helper()
@@ -211,7 +227,7 @@ func assertHits(t *testing.T, fake *fakeAS, want map[string]int) {
 
 func TestDiscoverFake(t *testing.T) {
 	e := newEnv(t)
-	ep, err := e.c.discover(context.Background(), e.as.server("srv"), "")
+	ep, err := discoverHeader(e.c, context.Background(), e.as.server("srv"), "")
 	requireNoCanary(t, err)
 	require.NoError(t, err)
 	assert.Equal(t, e.as.MCP(), ep.resource)
@@ -222,7 +238,7 @@ func TestDiscoverFake(t *testing.T) {
 
 func TestDiscoverTwoOrigins(t *testing.T) {
 	f := newDiscoverFixture(t)
-	ep, err := f.c.discover(context.Background(), f.srv, "")
+	ep, err := discoverHeader(f.c, context.Background(), f.srv, "")
 	requireNoCanary(t, err)
 	require.NoError(t, err)
 	assert.Equal(t, mcpURL, ep.resource)
@@ -243,7 +259,7 @@ func TestDiscoverServerURL(t *testing.T) {
 		t.Run(raw, func(t *testing.T) {
 			f := newDiscoverFixture(t)
 			f.srv.URL = raw
-			_, err := f.c.discover(context.Background(), f.srv, "")
+			_, err := discoverHeader(f.c, context.Background(), f.srv, "")
 			requireDiscoverRefusal(t, err, refusal.Config, ReasonURLInvalid, "")
 			assertHits(t, f.mcp, map[string]int{prPath: 0})
 		})
@@ -254,7 +270,7 @@ func TestDiscoverContextCanceled(t *testing.T) {
 	f := newDiscoverFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := f.c.discover(ctx, f.srv, "")
+	_, err := discoverHeader(f.c, ctx, f.srv, "")
 	requireDiscoverRefusal(t, err, refusal.Transient, "canceled", mcpOrigin)
 }
 
@@ -270,18 +286,19 @@ func TestDiscoverResourceLocations(t *testing.T) {
 			name: "root fallback after 404",
 			setup: func(f *discoverFixture) {
 				f.mcp.handle(prPath, statusHandler(http.StatusNotFound))
-				f.mcp.handle(prRoot, jsonHandler(resourceDoc()))
+				f.mcp.handle(prRoot, jsonHandler(rootDoc()))
 			},
 			check: func(t *testing.T, f *discoverFixture, ep *endpoints) {
 				assertHits(t, f.mcp, map[string]int{prPath: 1, prRoot: 1})
 				assert.Equal(t, asIssuer, ep.issuer)
+				assert.Equal(t, mcpURL, ep.resource, "the resource indicator is the server's own URL")
 			},
 		},
 		{
 			name: "root fallback after 403",
 			setup: func(f *discoverFixture) {
 				f.mcp.handle(prPath, statusHandler(http.StatusForbidden))
-				f.mcp.handle(prRoot, jsonHandler(resourceDoc()))
+				f.mcp.handle(prRoot, jsonHandler(rootDoc()))
 			},
 			check: func(t *testing.T, f *discoverFixture, _ *endpoints) {
 				assertHits(t, f.mcp, map[string]int{prPath: 1, prRoot: 1})

@@ -20,6 +20,11 @@ type endpoints struct {
 	// issParameter is authorization_response_iss_parameter_supported: the
 	// redirect must then carry iss (RFC 9207).
 	issParameter bool
-	// scopes is the scopes_supported of the protected-resource metadata.
+	// scopes is the scope of the recorded challenge, else the
+	// scopes_supported of the protected-resource metadata (MCP's scope
+	// selection order); nil for none.
 	scopes []string
+	// offlineAccess is whether the authorization server lists
+	// offline_access in its scopes_supported.
+	offlineAccess bool
 }

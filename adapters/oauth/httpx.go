@@ -70,7 +70,7 @@ func (c *Client) postJSON(ctx context.Context, server string, u *url.URL, v any)
 // over the bound. A refusal the client's dialer returned (egress) is passed
 // on with server filled in.
 func (c *Client) do(ctx context.Context, server string, req *http.Request) (*response, error) {
-	_, origin, err := canonicalURL(req.URL.String(), server)
+	_, origin, err := c.urls.canonical(req.URL.String(), server)
 	if err != nil {
 		return nil, err
 	}

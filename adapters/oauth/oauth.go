@@ -15,7 +15,8 @@ import (
 type Server struct {
 	// ID is the server id (the definition's name).
 	ID string
-	// URL is the MCP endpoint; it must be an absolute https URL.
+	// URL is the MCP endpoint; it must be an absolute https URL (or an
+	// http loopback one under Options.AllowLoopbackHTTP).
 	URL string
 	// ClientID is a pre-registered public client id; "" means dynamic
 	// client registration (RFC 7591). A client secret is never taken from
@@ -38,7 +39,8 @@ type Server struct {
 // deployment, an admitted client (egress policy applied to the URL and to
 // every dialled address, no proxy). The package refuses redirects itself,
 // whatever the client's CheckRedirect says, and never sends a request to a
-// URL that is not https.
+// URL that is not https (but for Options.AllowLoopbackHTTP's loopback
+// hosts).
 type ClientFunc func(ctx context.Context, u *url.URL) (*http.Client, error)
 
 // Defaults of Options.
@@ -87,6 +89,14 @@ type Options struct {
 	// within CacheTTL, or at once when the server refuses the token
 	// (Refused always reads Store).
 	CacheTTL time.Duration
+	// AllowLoopbackHTTP is for tests and the MCP conformance client only,
+	// never a deployment: it lets the MCP server URL and every URL of
+	// discovery, registration, tokens and revocation be http when its host
+	// is exactly localhost, 127.0.0.1 or [::1]. Every other URL stays https
+	// only. The scheme is part of canonical URLs, so an http server's
+	// credential is never used for an https one, nor the reverse. false
+	// (the default) means https everywhere.
+	AllowLoopbackHTTP bool
 }
 
 // Client is the OAuth client of one deployment. It is safe for concurrent
@@ -100,9 +110,13 @@ type Client struct {
 	maxBody     int64
 	clientName  string
 	cacheTTL    time.Duration
+	urls        urlRule
 
 	mu    sync.Mutex
 	cache map[string]cached // by storeKey
+
+	evMu     sync.Mutex
+	evidence map[string]evidence // by storeKey; see RecordChallenge
 }
 
 // cached is a credential as this Client last read or wrote it, and when.
@@ -126,7 +140,9 @@ func New(opts Options) (*Client, error) {
 		maxBody:     opts.MaxResponseBytes,
 		clientName:  opts.ClientName,
 		cacheTTL:    opts.CacheTTL,
+		urls:        urlRule{loopbackHTTP: opts.AllowLoopbackHTTP},
 		cache:       map[string]cached{},
+		evidence:    map[string]evidence{},
 	}
 	if c.now == nil {
 		c.now = time.Now

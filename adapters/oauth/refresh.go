@@ -75,11 +75,11 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, "")
 	}
 
-	tokenURL, err := httpsURL(cur.TokenEndpoint, server)
+	tokenURL, err := c.urls.link(cur.TokenEndpoint, server)
 	if err != nil {
 		return nil, err
 	}
-	origin := originOf(cur.TokenEndpoint)
+	origin := c.urls.origin(cur.TokenEndpoint)
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {cur.RefreshToken},

@@ -69,6 +69,7 @@ type SignIn struct {
 	host        string // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
+	scopes      []string // requested; see signInScopes
 
 	srv       *http.Server
 	serveDone chan struct{} // closed when srv.Serve returned
@@ -87,15 +88,18 @@ type SignIn struct {
 	result   error          // that outcome; written before done is closed
 }
 
-// BeginSignIn discovers s's endpoints, opens the loopback redirect listener
-// on 127.0.0.1 (port s.CallbackPort, or any free one when 0), registers a
-// public client for its redirect URI when s.ClientID is "" (RFC 7591), and
-// prepares the authorization URL (PKCE S256, state, RFC 8707 resource). The
-// caller must Close the returned SignIn. Nothing is stored until a redirect
-// has been exchanged for tokens.
+// BeginSignIn discovers s's endpoints (using the challenge recorded for s,
+// see RecordChallenge), opens the loopback redirect listener on 127.0.0.1
+// (port s.CallbackPort, or any free one when 0), registers a public client
+// for its redirect URI when s.ClientID is "" (RFC 7591), and prepares the
+// authorization URL (PKCE S256, state, RFC 8707 resource, the scopes of
+// signInScopes, which take in a pending step-up). The caller must Close
+// the returned SignIn. Nothing is stored until a redirect has been
+// exchanged for tokens.
 //
 // Errors: Config ReasonCallbackPortInvalid for a port outside 0..65535; the
-// errors of discovery; Transient ReasonCallbackUnavailable when the
+// errors of discovery, each as a *DiscoveryError carrying the Report
+// beside the refusal (ReportOf); Transient ReasonCallbackUnavailable when the
 // listener cannot be opened; the errors of Client.register (Unsupported
 // ReasonRegistrationUnavailable, Refused ReasonRegistrationRefused,
 // Protocol ReasonMetadataInvalid, ...). On any error no listener is left
@@ -104,7 +108,7 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 	if s.CallbackPort < 0 || s.CallbackPort > 65535 {
 		return nil, refuse(refusal.Config, ReasonCallbackPortInvalid, s.ID, "")
 	}
-	ep, err := c.discover(ctx, s, "")
+	ep, scopes, err := c.prepare(ctx, s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +128,8 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
+	p.scopes = scopes
+	c.began(storeKey(s.ID, ep.resource), scopes)
 	p.authURL = p.authorizationURL()
 	p.life, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -146,8 +152,9 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 // authorizationURL returns the authorization endpoint with the parameters
 // of this sign-in added to the query it already had: response_type=code,
 // client_id, redirect_uri, state, code_challenge, code_challenge_method=S256,
-// resource (RFC 8707) and scope (s.Scopes, or when nil the resource
-// metadata's scopes_supported, space-separated; omitted when empty).
+// resource (RFC 8707: the server's canonical URL, wherever its metadata
+// was found) and scope (signInScopes, space-separated; omitted when
+// empty).
 func (p *SignIn) authorizationURL() string {
 	u := *p.ep.authorization
 	q := u.Query()
@@ -158,12 +165,8 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
 	q.Set("resource", p.ep.resource)
-	scopes := p.s.Scopes
-	if scopes == nil {
-		scopes = p.ep.scopes
-	}
-	if len(scopes) > 0 {
-		q.Set("scope", strings.Join(scopes, " "))
+	if len(p.scopes) > 0 {
+		q.Set("scope", strings.Join(p.scopes, " "))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -409,7 +412,7 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // and Client.save.
 func (p *SignIn) exchange(ctx context.Context, code string) error {
 	id := p.s.ID
-	origin := originOf(p.ep.token.String())
+	origin := p.c.urls.origin(p.ep.token.String())
 	resp, err := p.c.postForm(ctx, id, p.ep.token, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},

@@ -31,7 +31,7 @@ const (
 // ReasonCredentialCorrupt for an unreadable credential (SignOut deletes
 // it); Class Transient, ReasonStoreUnavailable when the store fails.
 func (c *Client) Status(ctx context.Context, s Server) (State, error) {
-	resource, _, err := canonicalURL(s.URL, s.ID)
+	resource, _, err := c.urls.canonical(s.URL, s.ID)
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +65,7 @@ func (c *Client) Status(ctx context.Context, s Server) (State, error) {
 // A refresh in flight in another process when the credential is deleted
 // does not bring it back (see Client.saveRefreshed).
 func (c *Client) SignOut(ctx context.Context, s Server) error {
-	resource, _, err := canonicalURL(s.URL, s.ID)
+	resource, _, err := c.urls.canonical(s.URL, s.ID)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (c *Client) revoke(ctx context.Context, rec *record) {
 	if rec.RevocationEndpoint == "" {
 		return
 	}
-	u, err := httpsURL(rec.RevocationEndpoint, rec.Server)
+	u, err := c.urls.link(rec.RevocationEndpoint, rec.Server)
 	if err != nil {
 		return
 	}

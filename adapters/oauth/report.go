@@ -1,0 +1,153 @@
+package oauth
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+)
+
+// Outcome is the result of one discovery Step, a fixed word.
+type Outcome string
+
+// The Outcomes of a Step.
+const (
+	// OutcomeOK: the document was fetched and passed its checks, or the
+	// check passed.
+	OutcomeOK Outcome = "ok"
+	// OutcomeNotFound: the location answered 4xx; discovery moved on to
+	// the next one, if any.
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeFailed: the step failed; its Reason is the refusal's.
+	OutcomeFailed Outcome = "failed"
+)
+
+// The Checks a Step names.
+const (
+	// CheckServerURL: the server URL is one the Client accepts.
+	CheckServerURL = "server_url"
+	// CheckChallenge: the resource_metadata link of the server's recorded
+	// Bearer challenge is one the Client follows.
+	CheckChallenge = "challenge"
+	// CheckResourceMetadata: a protected-resource metadata location
+	// (RFC 9728) and the resource its document describes.
+	CheckResourceMetadata = "resource_metadata"
+	// CheckAuthorizationServer: the resource metadata names an
+	// authorization server the Client follows.
+	CheckAuthorizationServer = "authorization_server"
+	// CheckServerMetadata: an authorization server metadata location
+	// (RFC 8414 or OpenID Connect discovery) and the issuer it names.
+	CheckServerMetadata = "server_metadata"
+	// CheckPKCE: the authorization server lists S256.
+	CheckPKCE = "pkce"
+	// CheckEndpoints: the authorization server names its authorization and
+	// token endpoints, all of them https.
+	CheckEndpoints = "endpoints"
+)
+
+// Step is one thing discovery tried. Every field is safe to print: URL is
+// projected (scheme, host, port and path: no userinfo, query or fragment),
+// Hint is a fixed sentence mcpward wrote, in which URLs taken from
+// metadata are projected the same way.
+type Step struct {
+	// Check names what was tried (one of the Check... constants).
+	Check string
+	// URL is the location fetched, projected; "" when nothing was fetched.
+	URL string
+	// Status is the HTTP status of the answer; 0 when there was none.
+	Status int
+	// Outcome is what happened.
+	Outcome Outcome
+	// Reason is the refusal's Reason word when Outcome is OutcomeFailed.
+	Reason string
+	// Hint says, for a person, what did not line up and what may help;
+	// "" when there is nothing to add.
+	Hint string
+}
+
+// Report is what one discovery did, step by step, for a person to act on
+// (doctor): it says more than the error, which names at most an origin.
+// It never holds a token, a query, a client id or any text of a response
+// but the URLs metadata named, projected.
+type Report struct {
+	// Server is the server id.
+	Server string
+	// Resource is the server's canonical URL, projected: the resource
+	// indicator sent on authorization and token requests (with its query,
+	// which the projection leaves out).
+	Resource string
+	// Issuer is the authorization server's issuer, projected; "" until it
+	// is established.
+	Issuer string
+	// Scopes are the scopes a sign-in would request now (see
+	// Client.Discover); nil when it requests none.
+	Scopes []string
+	// Steps are the steps in the order they were tried.
+	Steps []Step
+	// Reason is the Reason of the refusal discovery ended with; "" when it
+	// succeeded.
+	Reason string
+}
+
+// add appends a step.
+func (r *Report) add(st Step) {
+	if r != nil {
+		r.Steps = append(r.Steps, st)
+	}
+}
+
+// DiscoveryError is the error of a discovery that failed within
+// Client.BeginSignIn (and so SignInWith): the *refusal.Error, which names
+// at most an origin, and beside it the Report of what discovery tried.
+// errors.As finds the *refusal.Error through it.
+type DiscoveryError struct {
+	// Err is the refusal; Error and Unwrap return it.
+	Err error
+	// Report is the discovery's report, never nil.
+	Report *Report
+}
+
+// Error returns the refusal's text (never the report's).
+func (e *DiscoveryError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the refusal.
+func (e *DiscoveryError) Unwrap() error { return e.Err }
+
+// ReportOf returns the discovery Report err carries (a *DiscoveryError in
+// its chain), or nil when it carries none.
+func ReportOf(err error) *Report {
+	var de *DiscoveryError
+	if errors.As(err, &de) {
+		return de.Report
+	}
+	return nil
+}
+
+// maxProjected bounds a projected URL; a longer one is cut and ends in
+// "...".
+const maxProjected = 200
+
+// projectURL returns raw as it may be shown: scheme, host, port and
+// escaped path, without userinfo, query or fragment, bytes outside
+// printable ASCII replaced by "?", at most maxProjected bytes. A value that
+// is not an absolute URL with a host is "(not an absolute URL)"; "" stays
+// "".
+func projectURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" {
+		return "(not an absolute URL)"
+	}
+	s := strings.ToLower(u.Scheme) + "://" + u.Host + u.EscapedPath()
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x21 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	if len(b) > maxProjected {
+		return string(b[:maxProjected-3]) + "..."
+	}
+	return string(b)
+}

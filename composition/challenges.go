@@ -16,18 +16,17 @@ const (
 	// maxChallenges bounds how many connections' (server id and URL)
 	// latest challenges are kept; the oldest is forgotten first.
 	maxChallenges = 256
-	// maxChallengeBytes bounds the WWW-Authenticate value kept of one; a
-	// longer one is kept as not Bearer.
+	// maxChallengeBytes bounds the WWW-Authenticate value parsed; a
+	// longer one is ignored.
 	maxChallengeBytes = 8 << 10
 )
 
-// challenge is the latest 401 or 403 challenge one connection (a server id
-// and URL) got. header is the server's raw WWW-Authenticate value: it is
-// only ever parsed (by adapters/oauth), never printed or logged.
+// challenge is what the latest 401 or 403 of one connection (a server id
+// and URL) said: its status and whether it was a Bearer challenge. What
+// the challenge holds is the OAuth client's (oauth.Client.RecordChallenge).
 type challenge struct {
 	status int
 	bearer bool
-	header string
 }
 
 // challengeLog remembers the latest challenge of each server id and URL,
@@ -41,15 +40,29 @@ type challengeLog struct {
 // challengeKey is the key of server id and URL.
 func challengeKey(id, rawURL string) string { return id + "\x00" + rawURL }
 
-// record is httptransport's OnChallenge: it remembers c for its server id
-// and URL. It never blocks on I/O.
-func (l *challengeLog) record(c httptransport.Challenge) {
-	ch := challenge{status: c.Status}
-	if len(c.WWWAuthenticate) <= maxChallengeBytes {
-		ch.header = c.WWWAuthenticate
-		ch.bearer = hasBearer(c.WWWAuthenticate)
+// recordChallenge is httptransport's OnChallenge of the Dialer's
+// transports: in a deployment that can sign in (Config.OAuth), a Bearer
+// challenge (oauth.ParseChallenge, strict) is remembered for its server id
+// and URL and handed to the OAuth client as evidence for that server's
+// identity (oauth.Client.RecordChallenge: discovery follows its
+// resource_metadata and requests its scope; insufficient_scope records a
+// step-up). Nothing is sent; it never blocks on I/O.
+func (a *Authentication) recordChallenge(c httptransport.Challenge) {
+	if a.oauth == nil || len(c.WWWAuthenticate) > maxChallengeBytes {
+		return
 	}
-	k := challengeKey(c.ServerID, c.URL)
+	ch, ok := oauth.ParseChallenge(c.Status, c.WWWAuthenticate)
+	if !ok {
+		return
+	}
+	a.challenges.record(c.ServerID, c.URL, challenge{status: c.Status, bearer: true})
+	_ = a.oauth.RecordChallenge(oauthServer(c.ServerID, c.URL, nil), ch) // a URL it refuses has nothing to sign in to
+}
+
+// record remembers c for server id at rawURL.
+func (l *challengeLog) record(id, rawURL string, c challenge) {
+	ch := c
+	k := challengeKey(id, rawURL)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
@@ -71,20 +84,6 @@ func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
 	defer l.mu.Unlock()
 	c, ok := l.m[challengeKey(id, rawURL)]
 	return c, ok
-}
-
-// hasBearer reports whether a WWW-Authenticate value names the Bearer
-// scheme (RFC 6750) in one of its challenges: a scheme token is at the
-// start of the value or after a comma, and is followed by a space, a comma
-// or the end. adapters/oauth parses the value strictly when it uses it.
-func hasBearer(h string) bool {
-	for _, part := range strings.Split(h, ",") {
-		p := strings.TrimLeft(part, " \t")
-		if len(p) >= 6 && strings.EqualFold(p[:6], "bearer") && (len(p) == 6 || p[6] == ' ' || p[6] == '\t') {
-			return true
-		}
-	}
-	return false
 }
 
 // signInRequired turns the refusal of a connection to t that got a 401

@@ -3,7 +3,6 @@ package composition
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -109,14 +108,5 @@ func TestChallengeNotBearer(t *testing.T) {
 			assert.Equal(t, refusal.AuthRequired, sr.Class)
 			assert.Equal(t, tt.want, sr.Reason)
 		})
-	}
-}
-
-func TestHasBearer(t *testing.T) {
-	for h, want := range map[string]bool{
-		`Bearer`: true, `bearer realm="a"`: true, `Basic realm="a", Bearer`: true, "\tBEARER scope=x": true,
-		`Bearerx`: false, `Basic realm="Bearer x"`: false, ``: false, `Basic`: false, strings.Repeat("x", 10): false,
-	} {
-		assert.Equal(t, want, hasBearer(h), "%q", h)
 	}
 }

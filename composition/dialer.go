@@ -98,7 +98,7 @@ func NewDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 	if f == nil || l == nil || auth == nil {
 		panic("composition: NewDialer needs a factory, a launcher and an authentication")
 	}
-	return &Dialer{http: f.WithOnChallenge(auth.challenges.record), stdio: l, auth: auth}
+	return &Dialer{http: f.WithOnChallenge(auth.recordChallenge), stdio: l, auth: auth}
 }
 
 // Dial admits t and constructs its transport. Errors are *refusal.Error

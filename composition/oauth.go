@@ -27,6 +27,12 @@ type OAuthConfig struct {
 	// LockTimeout bounds the wait for a credential's refresh lock; 0 means
 	// oauth.DefaultLockTimeout.
 	LockTimeout time.Duration
+	// AllowLoopbackHTTP is for tests and conformance harnesses only, never
+	// a deployment: the OAuth client then also accepts http URLs whose host
+	// is exactly localhost, 127.0.0.1 or [::1] (the server's, and every
+	// URL of discovery, registration and tokens), as the official MCP
+	// conformance suite serves them. Every other URL stays https-only.
+	AllowLoopbackHTTP bool
 }
 
 // Reasons of the OAuth flow of a Host.
@@ -71,6 +77,8 @@ func NewOAuth(tokens ports.TokenStore, locker ports.Locker, f *httptransport.Fac
 		Now:         cfg.Now,
 		LockTimeout: cfg.OAuth.LockTimeout,
 		ClientName:  cfg.OAuth.ClientName,
+
+		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
 	})
 }
 

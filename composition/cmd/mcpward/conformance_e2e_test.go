@@ -30,32 +30,24 @@ var conformanceFailures = map[string]string{
 	// No elicitation capability yet: the server's elicitation request is
 	// refused, so its checks fail.
 	"elicitation-sep1034-client-defaults": "ClientElicitationSEP1034General",
-	// Until the OAuth client takes http on loopback in tests, every sign-in
-	// to the suite's servers (http://localhost) is refused.
-	"auth/metadata-default":               "oauth_url_invalid",
-	"auth/metadata-var1":                  "oauth_url_invalid",
-	"auth/metadata-var2":                  "oauth_url_invalid",
-	"auth/metadata-var3":                  "oauth_url_invalid",
-	"auth/basic-cimd":                     "oauth_url_invalid",
-	"auth/scope-from-www-authenticate":    "oauth_url_invalid",
-	"auth/scope-from-scopes-supported":    "oauth_url_invalid",
-	"auth/scope-omitted-when-undefined":   "oauth_url_invalid",
-	"auth/scope-step-up":                  "oauth_url_invalid",
-	"auth/scope-retry-limit":              "oauth_url_invalid",
-	"auth/token-endpoint-auth-basic":      "oauth_url_invalid",
-	"auth/token-endpoint-auth-post":       "oauth_url_invalid",
-	"auth/token-endpoint-auth-none":       "oauth_url_invalid",
-	"auth/pre-registration":               "oauth_url_invalid",
-	"auth/offline-access-scope":           "oauth_url_invalid",
-	"auth/offline-access-not-supported":   "oauth_url_invalid",
-	"auth/client-credentials-jwt":         "oauth_url_invalid",
-	"auth/client-credentials-basic":       "oauth_url_invalid",
-	"auth/cross-app-access-complete-flow": "oauth_url_invalid",
 	// The 2025-03-26 fallbacks: no protected-resource metadata, so the
-	// client would have to guess the authorization server's endpoints
-	// from the MCP server's origin. mcpward never guesses.
-	"auth/2025-03-26-oauth-metadata-backcompat": "oauth_url_invalid",
-	"auth/2025-03-26-oauth-endpoint-fallback":   "oauth_url_invalid",
+	// client would have to guess the authorization server's metadata
+	// (backcompat) or its endpoints (fallback) from the MCP server's
+	// origin. mcpward never guesses: sign-in stops at discovery.
+	"auth/2025-03-26-oauth-metadata-backcompat": "resource_metadata_unavailable",
+	"auth/2025-03-26-oauth-endpoint-fallback":   "resource_metadata_unavailable",
+
+	// Client side of the OAuth client, not wired yet: a client id
+	// metadata document, the token endpoint's client authentication, a
+	// pre-registered client's secret, client credentials, cross-app
+	// access.
+	"auth/basic-cimd":                     "Client SHOULD use URL-based client ID",
+	"auth/token-endpoint-auth-basic":      "Client used none but server only supports",
+	"auth/token-endpoint-auth-post":       "Client used none but server only supports",
+	"auth/pre-registration":               "Client did not use Basic authentication",
+	"auth/client-credentials-jwt":         "Expected grant_type=client_credentials",
+	"auth/client-credentials-basic":       "Expected grant_type=client_credentials",
+	"auth/cross-app-access-complete-flow": "Client did not perform token exchange",
 }
 
 // peerPath returns the absolute path of a file of peers/, failing the test

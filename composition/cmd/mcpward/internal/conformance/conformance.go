@@ -129,7 +129,7 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		return err
 	}
 	defer cleanup()
-	srcs, err := sources(serverURL, sc, cc)
+	srcs, err := sources(serverURL, cc)
 	if err != nil {
 		return err
 	}
@@ -137,39 +137,68 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 	fleet, sr := connect(ctx, host, srcs)
 	defer func() { fleet.Close() }()
 	fmt.Fprintf(log, "connect: %s %s %s\n", sr.State, sr.Class, sr.Reason)
-	if sr.State == composition.StateFailed && sr.Class == refusal.AuthRequired {
+	signIns := 0
+	// again signs in (at most maxSignIns times in all) and connects anew.
+	again := func() error {
+		if signIns == maxSignIns {
+			return errors.New("no more sign-ins: the server keeps asking")
+		}
+		signIns++
 		fleet.Close()
 		if err := signIn(ctx, host, srcs, log); err != nil {
 			return err
 		}
 		fleet, sr = connect(ctx, host, srcs)
 		fmt.Fprintf(log, "connect after sign-in: %s %s %s\n", sr.State, sr.Class, sr.Reason)
+		return nil
 	}
-	if sr.State != composition.StateConnected {
+	if asksSignIn(sr) {
+		if err := again(); err != nil {
+			return err
+		}
+	}
+	if sr.State != composition.StateConnected || asksSignIn(sr) {
 		return &refusal.Error{Class: sr.Class, Reason: sr.Reason, Server: serverName}
 	}
 	fmt.Fprintf(log, "tools: %d\n", len(sr.Tools))
 	if sc.Tool == "" {
 		return nil
 	}
-	res, err := fleet.Call(ctx, serverName, sc.Tool, json.RawMessage(sc.Args))
-	if err != nil {
-		return err
+	for {
+		res, err := fleet.Call(ctx, serverName, sc.Tool, json.RawMessage(sc.Args))
+		if err == nil {
+			fmt.Fprintf(log, "call %s: is_error=%v\n", sc.Tool, res.IsError)
+			return nil
+		}
+		fmt.Fprintf(log, "call %s: %s\n", sc.Tool, describe(err))
+		// A step-up: the server wants more scope for this call.
+		if c := refusal.ClassOf(err); c != refusal.AuthRequired && c != refusal.AuthRefused {
+			return err
+		}
+		if err := again(); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(log, "call %s: is_error=%v\n", sc.Tool, res.IsError)
-	return nil
+}
+
+// maxSignIns bounds the sign-ins of one run: the first, and step-ups.
+const maxSignIns = 3
+
+// asksSignIn reports whether sr failed, or its catalog stopped, because
+// the server wants a (new) sign-in.
+func asksSignIn(sr composition.ServerResult) bool {
+	return sr.Reason != "" && sr.Class == refusal.AuthRequired &&
+		(sr.State == composition.StateFailed || sr.State == composition.StateConnected)
 }
 
 // sources is the user-tier definition of the scenario's server (a
 // host-trusted tier: it needs no approval).
-func sources(serverURL string, sc Scenario, cc Context) ([]definition.Source, error) {
+func sources(serverURL string, cc Context) ([]definition.Source, error) {
 	entry := map[string]any{"type": "http", "url": serverURL}
-	if sc.Auth {
-		o := map[string]any{}
-		if cc.ClientID != "" {
-			o["clientId"] = cc.ClientID
-		}
-		entry["oauth"] = o
+	if cc.ClientID != "" {
+		// A pre-registered client: the only reason for an "oauth" key.
+		// Every other server signs in from its Bearer challenge alone.
+		entry["oauth"] = map[string]any{"clientId": cc.ClientID}
 	}
 	doc, err := json.Marshal(map[string]any{"mcpServers": map[string]any{serverName: entry}})
 	if err != nil {

@@ -27,11 +27,10 @@ type OAuthConfig struct {
 	// LockTimeout bounds the wait for a credential's refresh lock; 0 means
 	// oauth.DefaultLockTimeout.
 	LockTimeout time.Duration
-	// AllowLoopbackHTTP is for tests and conformance harnesses only, never
-	// a deployment: the OAuth client then also accepts http URLs whose host
-	// is exactly localhost, 127.0.0.1 or [::1] (the server's, and every
-	// URL of discovery, registration and tokens), as the official MCP
-	// conformance suite serves them. Every other URL stays https-only.
+	// AllowLoopbackHTTP is for tests and the MCP conformance client only
+	// (no CLI flag sets it): OAuth then also works with http URLs on
+	// exactly localhost, 127.0.0.1 and [::1] (oauth.Options.AllowLoopbackHTTP).
+	// false means https everywhere, as the MCP authorization spec requires.
 	AllowLoopbackHTTP bool
 }
 

@@ -131,8 +131,7 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 // when its grant is unknown, asked for — the step-up is recorded, so the
 // host's next sign-in for this server requests them, never silently;
 // otherwise Class AuthRefused, ReasonInsufficientScope, since signing in
-// again would ask for the same scopes. Otherwise
-// retry=false comes with:
+// again would ask for the same scopes. Otherwise retry=false comes with:
 // Class AuthRequired, ReasonSignInRequired when there is no credential or
 // no refresh token, or the refresh token was refused (invalid_grant); or
 // the refusal of the refresh, the store or ctx, as Headers.

@@ -52,10 +52,12 @@ func TestCanonicalURL(t *testing.T) {
 // FuzzCanonicalURL checks that canonicalization never panics, is
 // idempotent, and keeps only https URLs without userinfo or fragment.
 func FuzzCanonicalURL(f *testing.F) {
-	for _, s := range []string{"https://a.example/x", "HTTPS://A:443/", "https://[::1]:1/%2F", "https://a/b?c=d#e", "http://a/"} {
+	for _, s := range []string{"https://a.example/x", "HTTPS://A:443/", "https://[::1]:1/%2F", "https://a/b?c=d#e", "http://a/",
+		"http://LOCALHOST:80/", "http://[::1]/x?y", "http://127.0.0.1:0/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		checkLoopbackRule(t, raw)
 		canon, origin, err := canonicalURL(raw, "s")
 		if err != nil {
 			return
@@ -70,4 +72,33 @@ func FuzzCanonicalURL(f *testing.F) {
 		require.Equal(t, canon, again, "not idempotent for %q", raw)
 		require.Equal(t, origin, origin2)
 	})
+}
+
+// checkLoopbackRule checks the loopback option's canonicalization of raw:
+// it accepts all the product's rule accepts, the same way; anything else
+// it accepts is http on exactly localhost, 127.0.0.1 or [::1]; it is
+// idempotent.
+func checkLoopbackRule(t *testing.T, raw string) {
+	on := urlRule{loopbackHTTP: true}
+	canon, origin, err := on.canonical(raw, "s")
+	pc, po, perr := urlRule{}.canonical(raw, "s")
+	if perr == nil {
+		require.NoError(t, err)
+		require.Equal(t, pc, canon)
+		require.Equal(t, po, origin)
+	}
+	if err != nil {
+		return
+	}
+	if !strings.HasPrefix(canon, "https://") {
+		u, perr := url.Parse(canon)
+		require.NoError(t, perr)
+		require.Equal(t, "http", u.Scheme)
+		require.True(t, loopbackHosts[u.Hostname()], "http on %q", u.Hostname())
+		require.True(t, strings.HasPrefix(origin, "http://"), origin)
+	}
+	again, origin2, err := on.canonical(canon, "s")
+	require.NoError(t, err)
+	require.Equal(t, canon, again)
+	require.Equal(t, origin, origin2)
 }

@@ -1,6 +1,8 @@
 package oauth
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +120,9 @@ func FuzzParseChallenge(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw, rm, scope string, mask uint64, shape uint8) {
 		_, _, _ = parseChallenge(raw) // must not panic
 		_, _ = parseChallenges(raw)
+		if ch, ok := ParseChallenge(401, raw); ok {
+			checkChallengeBounds(t, ch)
+		}
 
 		qrm, ok1 := quoteHeader(rm)
 		qscope, ok2 := quoteHeader(scope)
@@ -163,6 +168,17 @@ func FuzzParseChallenge(f *testing.F) {
 		if !ok || gotRM != rm || gotScope != scope {
 			t.Fatalf("parseChallenge(%q) = %q, %q, %v; want %q, %q, true", h, gotRM, gotScope, ok, rm, scope)
 		}
+		ch, ok := ParseChallenge(403, h)
+		if !ok || ch.Status != 403 || ch.Error != "invalid_token" {
+			t.Fatalf("ParseChallenge(%q) = %+v, %v", h, ch, ok)
+		}
+		checkChallengeBounds(t, ch)
+		if len(rm) <= maxChallengeLink && ch.ResourceMetadata != rm {
+			t.Fatalf("ParseChallenge(%q).ResourceMetadata = %q, want %q", h, ch.ResourceMetadata, rm)
+		}
+		if !slices.Equal(ch.Scope, scopeList(scope)) {
+			t.Fatalf("ParseChallenge(%q).Scope = %q, from %q", h, ch.Scope, scope)
+		}
 	})
 }
 
@@ -174,4 +190,63 @@ func isAllTchar(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkChallengeBounds fails when ch holds what ParseChallenge must not
+// keep: a scope that is not a bounded list of distinct scope tokens, an
+// error that is not a short lower-case word, an overlong link.
+func checkChallengeBounds(t *testing.T, ch Challenge) {
+	t.Helper()
+	if len(ch.ResourceMetadata) > maxChallengeLink {
+		t.Fatalf("link of %d bytes kept", len(ch.ResourceMetadata))
+	}
+	if ch.Error != "" && !validErrorCode(ch.Error) {
+		t.Fatalf("error %q kept", ch.Error)
+	}
+	if len(ch.Scope) > maxScopes {
+		t.Fatalf("%d scopes kept", len(ch.Scope))
+	}
+	seen := map[string]bool{}
+	for _, s := range ch.Scope {
+		if seen[s] || len(s) > maxScopeLen || !validScopes([]string{s}) {
+			t.Fatalf("scope %q kept in %q", s, ch.Scope)
+		}
+		seen[s] = true
+	}
+}
+
+func TestParseChallengeEvidence(t *testing.T) {
+	long := strings.Repeat("a", maxScopeLen+1)
+	tests := []struct {
+		name, h string
+		want    Challenge
+		ok      bool
+	}{
+		{"full", `Bearer error="insufficient_scope", scope="a b  a", resource_metadata="https://x/y?z"`,
+			Challenge{Status: 403, Error: "insufficient_scope", Scope: []string{"a", "b"}, ResourceMetadata: "https://x/y?z"}, true},
+		{"no params", `Bearer`, Challenge{Status: 403}, true},
+		{"scope with a tab is dropped", "Bearer scope=\"a\tb\"", Challenge{Status: 403}, true},
+		{"overlong scope token is dropped", `Bearer scope="` + long + `"`, Challenge{Status: 403}, true},
+		{"too many scopes are dropped", `Bearer scope="` + manyScopes(maxScopes+1) + `"`, Challenge{Status: 403}, true},
+		{"odd error dropped", `Bearer error="Invalid-Token"`, Challenge{Status: 403}, true},
+		{"overlong link dropped", `Bearer resource_metadata="https://x/` + strings.Repeat("p", maxChallengeLink) + `"`, Challenge{Status: 403}, true},
+		{"not Bearer", `Basic realm="x"`, Challenge{}, false},
+		{"malformed", `Bearer scope="a`, Challenge{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseChallenge(403, tt.h)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// manyScopes returns n distinct scope tokens separated by spaces.
+func manyScopes(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "s%d ", i)
+	}
+	return b.String()
 }

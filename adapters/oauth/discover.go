@@ -28,13 +28,13 @@ type resourceMetadata struct {
 // document this package reads.
 type serverMetadata struct {
 	Issuer                        string   `json:"issuer"`
+	ScopesSupported               []string `json:"scopes_supported"`
 	AuthorizationEndpoint         string   `json:"authorization_endpoint"`
 	TokenEndpoint                 string   `json:"token_endpoint"`
 	RegistrationEndpoint          string   `json:"registration_endpoint"`
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
-	ScopesSupported               []string `json:"scopes_supported"`
 }
 
 // Hints of a Report that take no argument.
@@ -60,7 +60,7 @@ type discovery struct {
 	rep *Report
 }
 
-// discover establishes, and checks link by link, the endpoints of s. ch is
+// discoverWith establishes, and checks link by link, the endpoints of s. ch is
 // the Bearer challenge recorded for s (zero when none): its
 // ResourceMetadata is followed instead of the well-known locations, and
 // its Scope, when not nil, is preferred to scopes_supported. rep, when not
@@ -104,7 +104,7 @@ type discovery struct {
 //     is followed, nor another location tried after one), Transient
 //     ReasonUnavailable (network, 429, 5xx: no other location is tried),
 //     Transient "canceled"/"deadline_exceeded".
-func (c *Client) discover(ctx context.Context, s Server, ch Challenge, rep *Report) (*endpoints, error) {
+func (c *Client) discoverWith(ctx context.Context, s Server, ch Challenge, rep *Report) (*endpoints, error) {
 	if rep != nil {
 		rep.Server = s.ID
 	}
@@ -116,13 +116,12 @@ func (c *Client) discover(ctx context.Context, s Server, ch Challenge, rep *Repo
 	return e, err
 }
 
-// run is discover's body.
+// run is discoverWith's body.
 func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 	s := d.s
 	resource, origin, err := d.c.urls.canonical(s.URL, s.ID)
 	if err != nil {
-		d.failed(CheckServerURL, projectURL(s.URL), 0, err, hintServerURL)
-		return nil, err
+		return nil, d.failed(CheckServerURL, projectURL(s.URL), 0, err, hintServerURL)
 	}
 	if d.rep != nil {
 		d.rep.Resource = projectURL(resource)
@@ -130,9 +129,8 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 	var metadataURL *url.URL
 	if s.MetadataURL != "" {
 		if _, _, err := d.c.urls.canonical(s.MetadataURL, s.ID); err != nil {
-			d.failed(CheckServerMetadata, projectURL(s.MetadataURL), 0, err,
+			return nil, d.failed(CheckServerMetadata, projectURL(s.MetadataURL), 0, err,
 				"oauth.authServerMetadataUrl must be an absolute https URL without userinfo or fragment")
-			return nil, err
 		}
 		if metadataURL, err = url.Parse(s.MetadataURL); err != nil {
 			return nil, refuse(refusal.Config, ReasonURLInvalid, s.ID, "")
@@ -140,11 +138,21 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 	}
 
 	rm, err := d.resourceMetadata(ctx, resource, origin, ch.ResourceMetadata)
-	if err != nil {
-		if metadataURL == nil || refusal.ReasonOf(err) != ReasonResourceMetadataUnavailable {
-			return nil, err
+	if refusal.ReasonOf(err) == ReasonResourceMetadataUnavailable {
+		switch {
+		case metadataURL != nil:
+			// MetadataURL names the authorization server; go on without it.
+			d.rep.add(Step{Check: CheckResourceMetadata, Outcome: OutcomeNotFound,
+				Hint: "no resource metadata; oauth.authServerMetadataUrl names the authorization server"})
+			rm, err = nil, nil
+		case ch.ResourceMetadata != "":
+			d.failed(CheckResourceMetadata, "", 0, err, "the resource metadata the server's challenge names is not there")
+		default:
+			d.failed(CheckResourceMetadata, "", 0, err, hintNoPRM)
 		}
-		rm = nil // MetadataURL names the authorization server; go on without it
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	e := &endpoints{resource: resource, origin: origin}
@@ -161,24 +169,22 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 			return nil, err
 		}
 		if rm != nil && len(rm.AuthorizationServers) > 0 && !slices.Contains(rm.AuthorizationServers, sm.Issuer) {
-			err := refuse(refusal.Refused, ReasonIssuerMismatch, s.ID, d.c.urls.origin(sm.Issuer))
-			d.failed(CheckServerMetadata, projectURL(s.MetadataURL), 0, err,
+			return nil, d.failed(CheckServerMetadata, projectURL(s.MetadataURL), 0,
+				refuse(refusal.Refused, ReasonIssuerMismatch, s.ID, d.c.urls.origin(sm.Issuer)),
 				"oauth.authServerMetadataUrl leads to the issuer "+projectURL(sm.Issuer)+
 					", which the resource metadata does not list among its authorization servers")
-			return nil, err
 		}
 	} else {
 		if len(rm.AuthorizationServers) == 0 {
-			err := refuse(refusal.Unsupported, ReasonAuthorizationServerMissing, s.ID, origin)
-			d.failed(CheckAuthorizationServer, "", 0, err, hintNoAS)
-			return nil, err
+			return nil, d.failed(CheckAuthorizationServer, "", 0,
+				refuse(refusal.Unsupported, ReasonAuthorizationServerMissing, s.ID, origin),
+				hintNoAS)
 		}
 		issuer := rm.AuthorizationServers[0]
 		if _, err := d.c.issuerURL(issuer, s.ID); err != nil {
-			err := refuse(refusal.Refused, ReasonInsecureEndpoint, s.ID, origin)
-			d.failed(CheckAuthorizationServer, projectURL(issuer), 0, err,
+			return nil, d.failed(CheckAuthorizationServer, projectURL(issuer), 0,
+				refuse(refusal.Refused, ReasonInsecureEndpoint, s.ID, origin),
 				"the authorization server the resource metadata names is not an absolute https URL without query")
-			return nil, err
 		}
 		d.rep.add(Step{Check: CheckAuthorizationServer, URL: projectURL(issuer), Outcome: OutcomeOK})
 		if sm, err = d.serverMetadataFor(ctx, issuer); err != nil {
@@ -195,9 +201,10 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 }
 
 // failed adds a failed step for check at u (projected) with status, err's
-// reason and hint.
-func (d *discovery) failed(check, u string, status int, err error, hint string) {
+// reason and hint, and returns err.
+func (d *discovery) failed(check, u string, status int, err error, hint string) error {
 	d.rep.add(Step{Check: check, URL: u, Status: status, Outcome: OutcomeFailed, Reason: refusal.ReasonOf(err), Hint: hint})
+	return err
 }
 
 // fetchHint is the hint of a step whose request failed with reason.
@@ -240,9 +247,9 @@ func (d *discovery) resourceMetadata(ctx context.Context, resource, origin, link
 	if link != "" {
 		u, err := d.c.urls.link(link, server)
 		if err != nil {
-			err := refuse(refusal.Refused, ReasonInsecureEndpoint, server, origin)
-			d.failed(CheckChallenge, projectURL(link), 0, err, hintChallengeLink)
-			return nil, err
+			return nil, d.failed(CheckChallenge, projectURL(link), 0,
+				refuse(refusal.Refused, ReasonInsecureEndpoint, server, origin),
+				hintChallengeLink)
 		}
 		d.rep.add(Step{Check: CheckChallenge, URL: projectURL(link), Outcome: OutcomeOK})
 		locations = []prmLocation{{u: u, want: resource}}
@@ -253,38 +260,30 @@ func (d *discovery) resourceMetadata(ctx context.Context, resource, origin, link
 		shown := projectURL(loc.u.String())
 		resp, err := d.c.get(ctx, server, loc.u)
 		if err != nil {
-			d.failed(CheckResourceMetadata, shown, 0, err, fetchHint(refusal.ReasonOf(err)))
-			return nil, err
+			return nil, d.failed(CheckResourceMetadata, shown, 0, err, fetchHint(refusal.ReasonOf(err)))
 		}
 		switch {
 		case resp.status >= 400 && resp.status < 500:
 			d.rep.add(Step{Check: CheckResourceMetadata, URL: shown, Status: resp.status, Outcome: OutcomeNotFound})
 			continue
 		case resp.status != http.StatusOK:
-			err := refuse(refusal.Protocol, ReasonMetadataInvalid, server, origin)
-			d.failed(CheckResourceMetadata, shown, resp.status, err, "the answer is neither 200 nor 4xx")
-			return nil, err
+			return nil, d.failed(CheckResourceMetadata, shown, resp.status,
+				refuse(refusal.Protocol, ReasonMetadataInvalid, server, origin),
+				"the answer is neither 200 nor 4xx")
 		}
 		var rm resourceMetadata
 		if err := decodeObject(resp, &rm, server, origin); err != nil {
-			d.failed(CheckResourceMetadata, shown, resp.status, err, "the answer is not a JSON object of protected-resource metadata")
-			return nil, err
+			return nil, d.failed(CheckResourceMetadata, shown, resp.status, err, "the answer is not a JSON object of protected-resource metadata")
 		}
 		if got, _, err := d.c.urls.canonical(rm.Resource, server); err != nil || got != loc.want {
-			err := refuse(refusal.Refused, ReasonResourceMismatch, server, origin)
-			d.failed(CheckResourceMetadata, shown, resp.status, err, mismatchHint(rm.Resource, loc))
-			return nil, err
+			return nil, d.failed(CheckResourceMetadata, shown, resp.status,
+				refuse(refusal.Refused, ReasonResourceMismatch, server, origin),
+				mismatchHint(rm.Resource, loc))
 		}
 		d.rep.add(Step{Check: CheckResourceMetadata, URL: shown, Status: resp.status, Outcome: OutcomeOK})
 		return &rm, nil
 	}
-	err := refuse(refusal.Unsupported, ReasonResourceMetadataUnavailable, server, origin)
-	hint := hintNoPRM
-	if link != "" {
-		hint = "the resource metadata the server's challenge names is not there"
-	}
-	d.failed(CheckResourceMetadata, "", 0, err, hint)
-	return nil, err
+	return nil, refuse(refusal.Unsupported, ReasonResourceMetadataUnavailable, server, origin)
 }
 
 // mismatchHint says how the resource got differs from what loc requires.
@@ -386,19 +385,17 @@ func (d *discovery) serverMetadataFor(ctx context.Context, issuer string) (*serv
 			continue
 		}
 		if sm.Issuer != issuer {
-			err := refuse(refusal.Refused, ReasonIssuerMismatch, server, asOrigin)
-			d.failed(CheckServerMetadata, projectURL(loc), http.StatusOK, err,
+			return nil, d.failed(CheckServerMetadata, projectURL(loc), http.StatusOK,
+				refuse(refusal.Refused, ReasonIssuerMismatch, server, asOrigin),
 				"the metadata names the issuer "+quoteIssuer(sm.Issuer)+" but was fetched for "+projectURL(issuer)+
 					": it must name exactly that issuer (an authorization server behind a proxy must publish its public URL)")
-			return nil, err
 		}
 		d.rep.add(Step{Check: CheckServerMetadata, URL: projectURL(loc), Status: http.StatusOK, Outcome: OutcomeOK})
 		return sm, nil
 	}
 	err = refuse(refusal.Unsupported, ReasonServerMetadataUnavailable, server, asOrigin)
-	d.failed(CheckServerMetadata, "", 0, err, "the authorization server "+projectURL(issuer)+
+	return nil, d.failed(CheckServerMetadata, "", 0, err, "the authorization server "+projectURL(issuer)+
 		" publishes no metadata at any RFC 8414 or OpenID Connect discovery location")
-	return nil, err
 }
 
 // quoteIssuer shows an issuer a document named: projected, or "nothing".
@@ -427,21 +424,20 @@ func (d *discovery) serverMetadataAt(ctx context.Context, raw string, u *url.URL
 		return nil, err
 	}
 	if !found {
-		err := refuse(refusal.Unsupported, ReasonServerMetadataUnavailable, server, asOrigin)
-		d.failed(CheckServerMetadata, "", 0, err, "there is no metadata at oauth.authServerMetadataUrl")
-		return nil, err
+		return nil, d.failed(CheckServerMetadata, "", 0,
+			refuse(refusal.Unsupported, ReasonServerMetadataUnavailable, server, asOrigin),
+			"there is no metadata at oauth.authServerMetadataUrl")
 	}
 	iu, err := d.c.issuerURL(sm.Issuer, server)
 	if err != nil {
-		err := refuse(refusal.Refused, ReasonInsecureEndpoint, server, asOrigin)
-		d.failed(CheckServerMetadata, shown, http.StatusOK, err, "the issuer the metadata names is not an absolute https URL without query")
-		return nil, err
+		return nil, d.failed(CheckServerMetadata, shown, http.StatusOK,
+			refuse(refusal.Refused, ReasonInsecureEndpoint, server, asOrigin),
+			"the issuer the metadata names is not an absolute https URL without query")
 	}
 	if !slices.Contains(serverLocations(iu), raw) {
-		err := refuse(refusal.Refused, ReasonIssuerMismatch, server, asOrigin)
-		d.failed(CheckServerMetadata, shown, http.StatusOK, err, "oauth.authServerMetadataUrl is not a metadata location of the issuer "+
-			projectURL(sm.Issuer)+" the document names")
-		return nil, err
+		return nil, d.failed(CheckServerMetadata, shown, http.StatusOK,
+			refuse(refusal.Refused, ReasonIssuerMismatch, server, asOrigin),
+			"oauth.authServerMetadataUrl is not a metadata location of the issuer "+projectURL(sm.Issuer)+" the document names")
 	}
 	d.rep.add(Step{Check: CheckServerMetadata, URL: shown, Status: http.StatusOK, Outcome: OutcomeOK})
 	return sm, nil
@@ -457,22 +453,21 @@ func (d *discovery) fetchServerMetadata(ctx context.Context, u *url.URL, asOrigi
 	shown := projectURL(u.String())
 	resp, err := d.c.get(ctx, server, u)
 	if err != nil {
-		d.failed(CheckServerMetadata, shown, 0, err, fetchHint(refusal.ReasonOf(err)))
-		return nil, false, err
+		return nil, false, d.failed(CheckServerMetadata, shown, 0, err, fetchHint(refusal.ReasonOf(err)))
 	}
 	switch {
 	case resp.status >= 400 && resp.status < 500:
 		d.rep.add(Step{Check: CheckServerMetadata, URL: shown, Status: resp.status, Outcome: OutcomeNotFound})
 		return nil, false, nil
 	case resp.status != http.StatusOK:
-		err := refuse(refusal.Protocol, ReasonMetadataInvalid, server, asOrigin)
-		d.failed(CheckServerMetadata, shown, resp.status, err, "the answer is neither 200 nor 4xx")
-		return nil, false, err
+		return nil, false, d.failed(CheckServerMetadata, shown, resp.status,
+			refuse(refusal.Protocol, ReasonMetadataInvalid, server, asOrigin),
+			"the answer is neither 200 nor 4xx")
 	}
 	sm = new(serverMetadata)
 	if err := decodeObject(resp, sm, server, asOrigin); err != nil {
-		d.failed(CheckServerMetadata, shown, resp.status, err, "the answer is not a JSON object of authorization server metadata")
-		return nil, false, err
+		return nil, false, d.failed(CheckServerMetadata, shown, resp.status, err,
+			"the answer is not a JSON object of authorization server metadata")
 	}
 	return sm, true, nil
 }
@@ -488,15 +483,15 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 	server := d.s.ID
 	asOrigin := d.c.urls.origin(sm.Issuer)
 	if !slices.Contains(sm.CodeChallengeMethodsSupported, "S256") {
-		err := refuse(refusal.Refused, ReasonPKCEUnsupported, server, asOrigin)
-		d.failed(CheckPKCE, "", 0, err, hintPKCE)
-		return err
+		return d.failed(CheckPKCE, "", 0,
+			refuse(refusal.Refused, ReasonPKCEUnsupported, server, asOrigin),
+			hintPKCE)
 	}
 	d.rep.add(Step{Check: CheckPKCE, Outcome: OutcomeOK})
 	if sm.AuthorizationEndpoint == "" || sm.TokenEndpoint == "" {
-		err := refuse(refusal.Unsupported, ReasonEndpointMissing, server, asOrigin)
-		d.failed(CheckEndpoints, "", 0, err, hintEndpointMissing)
-		return err
+		return d.failed(CheckEndpoints, "", 0,
+			refuse(refusal.Unsupported, ReasonEndpointMissing, server, asOrigin),
+			hintEndpointMissing)
 	}
 	for _, ep := range []struct {
 		raw string
@@ -512,16 +507,16 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 		}
 		u, err := d.c.urls.link(ep.raw, server)
 		if err != nil {
-			err := refuse(refusal.Refused, ReasonInsecureEndpoint, server, asOrigin)
-			d.failed(CheckEndpoints, projectURL(ep.raw), 0, err, hintEndpointInsecure)
-			return err
+			return d.failed(CheckEndpoints, projectURL(ep.raw), 0,
+				refuse(refusal.Refused, ReasonInsecureEndpoint, server, asOrigin),
+				hintEndpointInsecure)
 		}
 		*ep.dst = u
 	}
+	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	d.rep.add(Step{Check: CheckEndpoints, Outcome: OutcomeOK})
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
-	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	return nil
 }
 

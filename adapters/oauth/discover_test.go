@@ -193,7 +193,7 @@ func runDiscoverCases(t *testing.T, cases []discoverCase) {
 			if tc.setup != nil {
 				tc.setup(f)
 			}
-			ep, err := discoverHeader(f.c, context.Background(), f.srv, tc.challenge)
+			ep, err := f.c.discover(context.Background(), f.srv, tc.challenge)
 			if tc.wantReason == "" {
 				requireNoCanary(t, err)
 				require.NoError(t, err)
@@ -209,14 +209,6 @@ func runDiscoverCases(t *testing.T, cases []discoverCase) {
 	}
 }
 
-// discoverHeader runs discover for s with the Bearer challenge of the
-// WWW-Authenticate value h of a 401 ("" or malformed: none), as
-// RecordChallenge would have recorded it.
-func discoverHeader(c *Client, ctx context.Context, s Server, h string) (*endpoints, error) {
-	ch, _ := ParseChallenge(http.StatusUnauthorized, h)
-	return c.discover(ctx, s, ch, nil)
-}
-
 // assertHits asserts how many requests each path of fake had.
 func assertHits(t *testing.T, fake *fakeAS, want map[string]int) {
 	t.Helper()
@@ -227,7 +219,7 @@ func assertHits(t *testing.T, fake *fakeAS, want map[string]int) {
 
 func TestDiscoverFake(t *testing.T) {
 	e := newEnv(t)
-	ep, err := discoverHeader(e.c, context.Background(), e.as.server("srv"), "")
+	ep, err := e.c.discover(context.Background(), e.as.server("srv"), "")
 	requireNoCanary(t, err)
 	require.NoError(t, err)
 	assert.Equal(t, e.as.MCP(), ep.resource)
@@ -238,7 +230,7 @@ func TestDiscoverFake(t *testing.T) {
 
 func TestDiscoverTwoOrigins(t *testing.T) {
 	f := newDiscoverFixture(t)
-	ep, err := discoverHeader(f.c, context.Background(), f.srv, "")
+	ep, err := f.c.discover(context.Background(), f.srv, "")
 	requireNoCanary(t, err)
 	require.NoError(t, err)
 	assert.Equal(t, mcpURL, ep.resource)
@@ -259,7 +251,7 @@ func TestDiscoverServerURL(t *testing.T) {
 		t.Run(raw, func(t *testing.T) {
 			f := newDiscoverFixture(t)
 			f.srv.URL = raw
-			_, err := discoverHeader(f.c, context.Background(), f.srv, "")
+			_, err := f.c.discover(context.Background(), f.srv, "")
 			requireDiscoverRefusal(t, err, refusal.Config, ReasonURLInvalid, "")
 			assertHits(t, f.mcp, map[string]int{prPath: 0})
 		})
@@ -270,7 +262,7 @@ func TestDiscoverContextCanceled(t *testing.T) {
 	f := newDiscoverFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := discoverHeader(f.c, ctx, f.srv, "")
+	_, err := f.c.discover(ctx, f.srv, "")
 	requireDiscoverRefusal(t, err, refusal.Transient, "canceled", mcpOrigin)
 }
 

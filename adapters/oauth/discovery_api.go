@@ -2,42 +2,58 @@ package oauth
 
 import (
 	"context"
-	"slices"
+	"net/http"
 )
 
 // Discover runs discovery for s as BeginSignIn does, with the challenge
-// recorded for s (RecordChallenge), and nothing else: no registration, no
-// sign-in, no request to the MCP server itself. It is what doctor shows.
-// It returns the Report, never nil, with Scopes set to what a sign-in
-// would request now when discovery succeeded, and discovery's error
-// (the refusals of BeginSignIn's discovery, as a *DiscoveryError). Safe
-// for concurrent use.
+// recorded for s (RecordChallenge, or SaveChallenge by any process sharing
+// the store), and nothing else: no registration, no sign-in, no request to
+// the MCP server itself. It is what doctor shows. It returns the Report,
+// never nil, with Scopes set to what a sign-in would request now when
+// discovery succeeded, and discovery's error (a *DiscoveryError, as
+// BeginSignIn's). Safe for concurrent use.
 func (c *Client) Discover(ctx context.Context, s Server) (*Report, error) {
 	rep := &Report{Server: s.ID}
-	_, scopes, err := c.prepare(ctx, s, rep)
+	ep, err := c.prepare(ctx, s, rep, "")
 	if err != nil {
-		return ReportOf(err), err
+		return rep, err
 	}
-	rep.Scopes = scopes
+	rep.Scopes = ep.request
 	return rep, nil
 }
 
-// prepare runs discovery for s with its recorded evidence into rep (a new
-// Report when nil) and returns the endpoints and the scopes a sign-in
-// requests (signInScopes; the stored credential's granted scope is read
-// only when a step-up is pending, and a store failure then only leaves it
-// out). A discovery error is returned as a *DiscoveryError carrying rep.
-func (c *Client) prepare(ctx context.Context, s Server, rep *Report) (*endpoints, []string, error) {
-	if rep == nil {
-		rep = &Report{Server: s.ID}
-	}
+// discover is the discovery of every sign-in of s (interactive, headless,
+// or finding its client registration): with challenge "" it uses the
+// evidence recorded for s (RecordChallenge, else what SaveChallenge kept
+// in the store), otherwise the Bearer challenge of the WWW-Authenticate
+// value challenge (ignored when malformed). The endpoints' scopes follow
+// MCP's selection order and their request is what an interactive sign-in
+// asks for (signInScopes, taking in a pending step-up). Its errors are
+// those of discoverWith, as a *DiscoveryError carrying the Report. Safe for
+// concurrent use.
+func (c *Client) discover(ctx context.Context, s Server, challenge string) (*endpoints, error) {
+	return c.prepare(ctx, s, &Report{Server: s.ID}, challenge)
+}
+
+// prepare is discover writing into rep.
+func (c *Client) prepare(ctx context.Context, s Server, rep *Report, challenge string) (*endpoints, error) {
 	var ev evidence
+	key := ""
 	if resource, _, err := c.urls.canonical(s.URL, s.ID); err == nil {
-		ev = c.evidenceOf(storeKey(s.ID, resource))
+		key = storeKey(s.ID, resource)
+		ev = c.evidenceOf(key)
 	}
-	ep, err := c.discover(ctx, s, ev.challenge, rep)
+	switch {
+	case challenge != "":
+		ev.challenge, _ = ParseChallenge(http.StatusUnauthorized, challenge)
+	case key != "" && ev.challenge.ResourceMetadata == "" && ev.challenge.Scope == nil:
+		if ch, ok := c.savedChallenge(ctx, key); ok {
+			ev.challenge = ch
+		}
+	}
+	ep, err := c.discoverWith(ctx, s, ev.challenge, rep)
 	if err != nil {
-		return nil, nil, &DiscoveryError{Err: err, Report: rep}
+		return nil, &DiscoveryError{Err: err, Report: rep}
 	}
 	var granted []string
 	if len(ev.stepUp) > 0 {
@@ -45,5 +61,6 @@ func (c *Client) prepare(ctx context.Context, s Server, rep *Report) (*endpoints
 			granted = scopeList(rec.Scope)
 		}
 	}
-	return ep, slices.Clip(signInScopes(s, ep, ev, granted)), nil
+	ep.request = signInScopes(s, ep, ev, granted)
+	return ep, nil
 }

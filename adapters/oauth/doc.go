@@ -9,11 +9,31 @@
 // It trusts only what it has checked:
 //
 //   - discovery follows no link it has not checked against the one before
-//     it: the protected-resource metadata (RFC 9728) must name this server's
-//     canonical URL as its resource, the authorization server's metadata
-//     (RFC 8414, or OpenID Connect discovery) must name the issuer it was
-//     fetched for, every endpoint is https, and code_challenge_methods_supported
-//     must list S256. A missing link is refused by name, never guessed;
+//     it: the protected-resource metadata (RFC 9728) must name the resource
+//     its location was built from (this server's canonical URL at the
+//     path location and at a challenge's resource_metadata, its origin at
+//     the root location), the authorization server's metadata (RFC 8414,
+//     or OpenID Connect discovery) must name the issuer it was fetched for,
+//     every endpoint is https, and code_challenge_methods_supported must
+//     list S256. A missing link is refused by name, never guessed: no
+//     endpoint at the MCP server's origin, no authorization server no
+//     metadata names. The resource indicator sent is always this server's
+//     canonical URL;
+//   - a 401's Bearer challenge is evidence (RecordChallenge; the
+//     Authenticator records those it sees): its resource_metadata is
+//     followed first and its scope requested, by MCP's scope selection
+//     order (then scopes_supported, else none; offline_access added when
+//     the authorization server lists it). A 403 insufficient_scope naming
+//     new scopes is a *StepUpError for the host to ask the user to sign in
+//     again, never a silent sign-in;
+//   - every discovery refusal names the check that failed; a Report
+//     (Client.Discover, or ReportOf a BeginSignIn error) lists each step
+//     with projected URLs and a hint a person can act on. A discovery
+//     failure is a *DiscoveryError and a step-up a *StepUpError, each
+//     wrapping the *refusal.Error errors.As finds;
+//   - https everywhere: Options.AllowLoopbackHTTP, for tests and the
+//     conformance client only, admits http on localhost, 127.0.0.1 and
+//     [::1] and nothing else;
 //   - no request follows a redirect, and a POST (a code, a token, a
 //     registration, a revocation) above all;
 //   - a sign-in's redirect is accepted once, on its own redirect URI, with

@@ -20,11 +20,13 @@ type endpoints struct {
 	// issParameter is authorization_response_iss_parameter_supported: the
 	// redirect must then carry iss (RFC 9207).
 	issParameter bool
-	// scopes is the scope of the recorded challenge, else the
-	// scopes_supported of the protected-resource metadata (MCP's scope
-	// selection order); nil for none.
-	scopes []string
 	// offlineAccess is whether the authorization server lists
-	// offline_access in its scopes_supported.
+	// offline_access in its scopes_supported. request is what an
+	// interactive sign-in asks for (signInScopes); scopes below is the
+	// scope of the challenge discovery used, else the scopes_supported of
+	// the protected-resource metadata (MCP's selection order), nil for none.
 	offlineAccess bool
+	request       []string
+	// scopes is the scopes_supported of the protected-resource metadata.
+	scopes []string
 }

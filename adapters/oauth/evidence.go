@@ -18,10 +18,10 @@ const (
 
 // StepUpError is the refusal of a request the server refused for
 // insufficient scope when a new sign-in may cure it: Err is Class
-// AuthRequired, ReasonStepUpRequired; Scopes is what the next sign-in to
-// this server through the same Client requests (the scopes asked for or
-// granted before, and those the server named). errors.As finds the
-// *refusal.Error through it.
+// AuthRequired, ReasonStepUpRequired; Scopes are the scopes the next
+// sign-in to this server through the same Client adds to its usual
+// selection (the scopes asked for or granted before, and those the server
+// named). errors.As finds the *refusal.Error through it.
 type StepUpError struct {
 	// Err is the refusal; Error and Unwrap return it.
 	Err *refusal.Error
@@ -71,13 +71,7 @@ func (c *Client) record(key string, ch Challenge) {
 	ch.Scope = slices.Clone(ch.Scope)
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
-	ev, ok := c.evidence[key]
-	if !ok && len(c.evidence) >= maxEvidence {
-		for k := range c.evidence {
-			delete(c.evidence, k)
-			break
-		}
-	}
+	ev := c.slot(key)
 	if ch.Error == "insufficient_scope" {
 		ev.stepUp = appendNew(ev.stepUp, ch.Scope...)
 		if ch.ResourceMetadata != "" && ev.challenge.ResourceMetadata == "" {
@@ -87,6 +81,19 @@ func (c *Client) record(key string, ch Challenge) {
 		ev.challenge = ch
 	}
 	c.evidence[key] = ev
+}
+
+// slot returns the evidence recorded for key, making room for it when key
+// has none and the map is full; the caller holds evMu and stores it back.
+func (c *Client) slot(key string) evidence {
+	ev, ok := c.evidence[key]
+	if !ok && len(c.evidence) >= maxEvidence {
+		for k := range c.evidence {
+			delete(c.evidence, k)
+			break
+		}
+	}
+	return ev
 }
 
 // evidenceOf returns a copy of the evidence recorded for key.
@@ -102,13 +109,7 @@ func (c *Client) evidenceOf(key string) evidence {
 func (c *Client) began(key string, scopes []string) {
 	c.evMu.Lock()
 	defer c.evMu.Unlock()
-	ev, ok := c.evidence[key]
-	if !ok && len(c.evidence) >= maxEvidence {
-		for k := range c.evidence {
-			delete(c.evidence, k)
-			break
-		}
-	}
+	ev := c.slot(key)
 	ev.requested = slices.Clone(scopes)
 	ev.stepUp = nil
 	c.evidence[key] = ev
@@ -147,8 +148,9 @@ func signInScopes(s Server, e *endpoints, ev evidence, granted []string) []strin
 // neither granted nor, with no granted scope known, requested before, it
 // records the step-up and returns a *StepUpError carrying the scopes the
 // next sign-in requests; otherwise (no scope named, or nothing new to ask
-// for) Class AuthRefused, ReasonInsufficientScope: signing in again would
-// ask for the same thing.
+// for, or more than maxScopes in all) Class AuthRefused,
+// ReasonInsufficientScope: signing in again would ask for the same thing,
+// or a server keeps asking for more.
 func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []string) error {
 	ev := c.evidenceOf(key)
 	have := granted
@@ -161,10 +163,27 @@ func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []stri
 			missing = true
 		}
 	}
-	if !missing {
+	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
+	if !missing || len(scopes) > maxScopes {
 		return refuse(refusal.AuthRefused, ReasonInsufficientScope, server, origin)
 	}
 	c.record(key, ch)
-	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
 	return &StepUpError{Err: refuse(refusal.AuthRequired, ReasonStepUpRequired, server, origin), Scopes: scopes}
+}
+
+// StepUpPending reports whether a step-up is pending for s (an
+// Authenticator refused a request with a *StepUpError, or RecordChallenge
+// recorded an insufficient_scope challenge, and no sign-in has begun
+// since) and which scopes it adds. A host whose transport reports only
+// that the server refused the credential asks this to tell a step-up
+// (ask the user to sign in again, then retry once) from a final refusal.
+// It sends nothing and reads no store; a URL the Client does not accept
+// has none. Safe for concurrent use.
+func (c *Client) StepUpPending(s Server) (scopes []string, ok bool) {
+	resource, _, err := c.urls.canonical(s.URL, s.ID)
+	if err != nil {
+		return nil, false
+	}
+	ev := c.evidenceOf(storeKey(s.ID, resource))
+	return ev.stepUp, len(ev.stepUp) > 0
 }

@@ -78,6 +78,16 @@ func newFakeAS(t testing.TB) *fakeAS {
 	return f
 }
 
+// newFakeASHTTP starts a fakeAS on plain http at 127.0.0.1 instead, for
+// Options.AllowLoopbackHTTP; it is closed with the test.
+func newFakeASHTTP(t testing.TB) *fakeAS {
+	f := newFakeAS(t)
+	f.ts.Close()
+	f.ts = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.ts.Close)
+	return f
+}
+
 // URL is the TLS server's base URL (the issuer).
 func (f *fakeAS) URL() string { return f.ts.URL }
 

@@ -79,7 +79,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	origin := c.urls.origin(cur.TokenEndpoint)
+	origin := originOf(cur.TokenEndpoint)
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {cur.RefreshToken},

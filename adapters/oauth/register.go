@@ -50,7 +50,7 @@ func (c *Client) register(ctx context.Context, s Server, ep *endpoints, redirect
 	if ep.registration == nil {
 		return "", refuse(refusal.Unsupported, ReasonRegistrationUnavailable, s.ID, ep.origin)
 	}
-	origin := c.urls.origin(ep.registration.String())
+	origin := originOf(ep.registration.String())
 	resp, err := c.postJSON(ctx, s.ID, ep.registration, registrationRequest{
 		ClientName:              c.clientName,
 		RedirectURIs:            []string{redirectURI},

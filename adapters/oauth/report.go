@@ -44,48 +44,49 @@ const (
 	CheckEndpoints = "endpoints"
 )
 
-// Step is one thing discovery tried. Every field is safe to print: URL is
+// Step is one thing discovery tried, with JSON names for a host's output.
+// Every field is safe to print: URL is
 // projected (scheme, host, port and path: no userinfo, query or fragment),
 // Hint is a fixed sentence mcpward wrote, in which URLs taken from
 // metadata are projected the same way.
 type Step struct {
 	// Check names what was tried (one of the Check... constants).
-	Check string
+	Check string `json:"check"`
 	// URL is the location fetched, projected; "" when nothing was fetched.
-	URL string
+	URL string `json:"url,omitempty"`
 	// Status is the HTTP status of the answer; 0 when there was none.
-	Status int
+	Status int `json:"status,omitempty"`
 	// Outcome is what happened.
-	Outcome Outcome
+	Outcome Outcome `json:"outcome"`
 	// Reason is the refusal's Reason word when Outcome is OutcomeFailed.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 	// Hint says, for a person, what did not line up and what may help;
 	// "" when there is nothing to add.
-	Hint string
+	Hint string `json:"hint,omitempty"`
 }
 
 // Report is what one discovery did, step by step, for a person to act on
-// (doctor): it says more than the error, which names at most an origin.
+// (doctor; JSON names for a host's output): it says more than the error, which names at most an origin.
 // It never holds a token, a query, a client id or any text of a response
 // but the URLs metadata named, projected.
 type Report struct {
 	// Server is the server id.
-	Server string
+	Server string `json:"server"`
 	// Resource is the server's canonical URL, projected: the resource
 	// indicator sent on authorization and token requests (with its query,
 	// which the projection leaves out).
-	Resource string
+	Resource string `json:"resource"`
 	// Issuer is the authorization server's issuer, projected; "" until it
 	// is established.
-	Issuer string
+	Issuer string `json:"issuer,omitempty"`
 	// Scopes are the scopes a sign-in would request now (see
 	// Client.Discover); nil when it requests none.
-	Scopes []string
+	Scopes []string `json:"scopes,omitempty"`
 	// Steps are the steps in the order they were tried.
-	Steps []Step
+	Steps []Step `json:"steps"`
 	// Reason is the Reason of the refusal discovery ended with; "" when it
 	// succeeded.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // add appends a step.
@@ -128,7 +129,7 @@ const maxProjected = 200
 
 // projectURL returns raw as it may be shown: scheme, host, port and
 // escaped path, without userinfo, query or fragment, bytes outside
-// printable ASCII replaced by "?", at most maxProjected bytes. A value that
+// printable ASCII replaced by "_", at most maxProjected bytes. A value that
 // is not an absolute URL with a host is "(not an absolute URL)"; "" stays
 // "".
 func projectURL(raw string) string {
@@ -143,7 +144,7 @@ func projectURL(raw string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if c < 0x21 || c > 0x7e {
-			b[i] = '?'
+			b[i] = '_'
 		}
 	}
 	if len(b) > maxProjected {

@@ -69,7 +69,6 @@ type SignIn struct {
 	host        string // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
-	scopes      []string // requested; see signInScopes
 
 	srv       *http.Server
 	serveDone chan struct{} // closed when srv.Serve returned
@@ -88,18 +87,15 @@ type SignIn struct {
 	result   error          // that outcome; written before done is closed
 }
 
-// BeginSignIn discovers s's endpoints (using the challenge recorded for s,
-// see RecordChallenge), opens the loopback redirect listener on 127.0.0.1
-// (port s.CallbackPort, or any free one when 0), registers a public client
-// for its redirect URI when s.ClientID is "" (RFC 7591), and prepares the
-// authorization URL (PKCE S256, state, RFC 8707 resource, the scopes of
-// signInScopes, which take in a pending step-up). The caller must Close
-// the returned SignIn. Nothing is stored until a redirect has been
-// exchanged for tokens.
+// BeginSignIn discovers s's endpoints, opens the loopback redirect listener
+// on 127.0.0.1 (port s.CallbackPort, or any free one when 0), registers a
+// public client for its redirect URI when s.ClientID is "" (RFC 7591), and
+// prepares the authorization URL (PKCE S256, state, RFC 8707 resource). The
+// caller must Close the returned SignIn. Nothing is stored until a redirect
+// has been exchanged for tokens.
 //
 // Errors: Config ReasonCallbackPortInvalid for a port outside 0..65535; the
-// errors of discovery, each as a *DiscoveryError carrying the Report
-// beside the refusal (ReportOf); Transient ReasonCallbackUnavailable when the
+// errors of discovery; Transient ReasonCallbackUnavailable when the
 // listener cannot be opened; the errors of Client.register (Unsupported
 // ReasonRegistrationUnavailable, Refused ReasonRegistrationRefused,
 // Protocol ReasonMetadataInvalid, ...). On any error no listener is left
@@ -108,7 +104,7 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 	if s.CallbackPort < 0 || s.CallbackPort > 65535 {
 		return nil, refuse(refusal.Config, ReasonCallbackPortInvalid, s.ID, "")
 	}
-	ep, scopes, err := c.prepare(ctx, s, nil)
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +124,6 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
-	p.scopes = scopes
-	c.began(storeKey(s.ID, ep.resource), scopes)
 	p.authURL = p.authorizationURL()
 	p.life, p.cancel = context.WithCancel(context.Background())
 	p.srv = &http.Server{
@@ -153,8 +147,10 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 // of this sign-in added to the query it already had: response_type=code,
 // client_id, redirect_uri, state, code_challenge, code_challenge_method=S256,
 // resource (RFC 8707: the server's canonical URL, wherever its metadata
-// was found) and scope (signInScopes, space-separated; omitted when
-// empty).
+// was found) and scope (the endpoints' request, see signInScopes,
+// space-separated; omitted when empty). It is called once, as the sign-in
+// begins, and notes those scopes as requested (which takes in a pending
+// step-up).
 func (p *SignIn) authorizationURL() string {
 	u := *p.ep.authorization
 	q := u.Query()
@@ -165,8 +161,9 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
 	q.Set("resource", p.ep.resource)
-	if len(p.scopes) > 0 {
-		q.Set("scope", strings.Join(p.scopes, " "))
+	p.c.began(storeKey(p.s.ID, p.ep.resource), p.ep.request)
+	if len(p.ep.request) > 0 {
+		q.Set("scope", strings.Join(p.ep.request, " "))
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -264,7 +261,8 @@ func (p *SignIn) Close() error {
 // opens a browser, or shows the URL), Wait, Close. Errors: Config
 // "oauth_options_invalid" when open is nil; those of BeginSignIn and Wait;
 // open's error when it is a *refusal.Error (its server filled in), else
-// Transient ReasonSignInOpenFailed. Safe for concurrent use.
+// Transient ReasonSignInOpenFailed. A discovery failure is a
+// *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
 	if open == nil {
 		return refuse(refusal.Config, "oauth_options_invalid", s.ID, "")
@@ -412,7 +410,7 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 // and Client.save.
 func (p *SignIn) exchange(ctx context.Context, code string) error {
 	id := p.s.ID
-	origin := p.c.urls.origin(p.ep.token.String())
+	origin := originOf(p.ep.token.String())
 	resp, err := p.c.postForm(ctx, id, p.ep.token, url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},

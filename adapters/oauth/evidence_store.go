@@ -1,0 +1,74 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// storedChallenge is the layout of a challenge SaveChallenge keeps in the
+// token store.
+type storedChallenge struct {
+	Version          int      `json:"v"`
+	ResourceMetadata string   `json:"resource_metadata,omitempty"`
+	Scope            []string `json:"scope,omitempty"`
+}
+
+// challengeKey is the TokenStore key of the challenge saved for the
+// credential key key (storeKey): beside it, never it.
+func challengeKey(key string) string { return key + ".challenge" }
+
+// SaveChallenge records ch for s as RecordChallenge does and, unless it is
+// an insufficient_scope challenge (a step-up is asked for in the process
+// that saw it), also keeps the evidence discovery uses (ResourceMetadata
+// and Scope) in the token store, under its own key beside the credential's.
+// A sign-in or Discover by another process sharing the store (the CLI's
+// login or doctor after a call saw the 401) then uses it when it has
+// recorded none itself. Errors: Class Config, ReasonURLInvalid when s.URL
+// is not a URL the Client accepts (nothing recorded); Class Transient,
+// ReasonStoreUnavailable, or "canceled"/"deadline_exceeded", when the
+// store fails (the in-memory record stands). Safe for concurrent use.
+func (c *Client) SaveChallenge(ctx context.Context, s Server, ch Challenge) error {
+	resource, _, err := c.urls.canonical(s.URL, s.ID)
+	if err != nil {
+		return err
+	}
+	key := storeKey(s.ID, resource)
+	c.record(key, ch)
+	if ch.Error == "insufficient_scope" {
+		return nil
+	}
+	b, err := json.Marshal(storedChallenge{Version: 1, ResourceMetadata: ch.ResourceMetadata, Scope: ch.Scope})
+	if err != nil {
+		return refuse(refusal.Internal, "encode_failed", s.ID, "")
+	}
+	if err := c.store.Set(ctx, challengeKey(key), b); err != nil {
+		if ctx.Err() != nil {
+			return ctxRefusal(ctx.Err(), s.ID, "")
+		}
+		return refuse(refusal.Transient, ReasonStoreUnavailable, s.ID, "")
+	}
+	return nil
+}
+
+// savedChallenge returns the challenge SaveChallenge kept for key, checked
+// to the bounds ParseChallenge keeps; ok is false when there is none, it
+// cannot be read, or it is out of bounds (it is then ignored: it is
+// evidence, not a credential).
+func (c *Client) savedChallenge(ctx context.Context, key string) (ch Challenge, ok bool) {
+	b, err := c.store.Get(ctx, challengeKey(key))
+	if err != nil {
+		return Challenge{}, false
+	}
+	var sc storedChallenge
+	if json.Unmarshal(b, &sc) != nil || sc.Version != 1 || len(sc.ResourceMetadata) > maxChallengeLink {
+		return Challenge{}, false
+	}
+	scope := scopeList(strings.Join(sc.Scope, " "))
+	if len(scope) != len(sc.Scope) {
+		return Challenge{}, false
+	}
+	return Challenge{Status: 401, ResourceMetadata: sc.ResourceMetadata, Scope: scope}, true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpward/mcpward/adapters/httptransport"
 	"github.com/mcpward/mcpward/adapters/oauth"
@@ -44,9 +45,11 @@ func challengeKey(id, rawURL string) string { return id + "\x00" + rawURL }
 // transports: in a deployment that can sign in (Config.OAuth), a Bearer
 // challenge (oauth.ParseChallenge, strict) is remembered for its server id
 // and URL and handed to the OAuth client as evidence for that server's
-// identity (oauth.Client.RecordChallenge: discovery follows its
-// resource_metadata and requests its scope; insufficient_scope records a
-// step-up). Nothing is sent; it never blocks on I/O.
+// identity (oauth.Client.SaveChallenge: discovery follows its
+// resource_metadata and requests its scope, in this process and in any
+// other sharing the token store; insufficient_scope records a step-up).
+// Nothing is sent; the token store write is bounded by
+// saveChallengeTimeout.
 func (a *Authentication) recordChallenge(c httptransport.Challenge) {
 	if a.oauth == nil || len(c.WWWAuthenticate) > maxChallengeBytes {
 		return
@@ -56,8 +59,16 @@ func (a *Authentication) recordChallenge(c httptransport.Challenge) {
 		return
 	}
 	a.challenges.record(c.ServerID, c.URL, challenge{status: c.Status, bearer: true})
-	_ = a.oauth.RecordChallenge(oauthServer(c.ServerID, c.URL, nil), ch) // a URL it refuses has nothing to sign in to
+	// Saved beside the credential too, so "mcpward login" and doctor in
+	// another process follow it. A URL the client refuses has nothing to
+	// sign in to; a store failure leaves the in-memory record.
+	ctx, cancel := context.WithTimeout(context.Background(), saveChallengeTimeout)
+	defer cancel()
+	_ = a.oauth.SaveChallenge(ctx, oauthServer(c.ServerID, c.URL, nil), ch)
 }
+
+// saveChallengeTimeout bounds the store write of one challenge.
+const saveChallengeTimeout = 5 * time.Second
 
 // record remembers c for server id at rawURL.
 func (l *challengeLog) record(id, rawURL string, c challenge) {

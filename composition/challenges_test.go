@@ -110,3 +110,30 @@ func TestChallengeNotBearer(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscoverOAuth: doctor's discovery of a server without "oauth" that
+// answered with a Bearer challenge follows the challenge's link; a stdio
+// server is refused before anything is sent.
+func TestDiscoverOAuth(t *testing.T) {
+	o := newOAuthMCP(t)
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, oauthConfig(t, o.ts))
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	srcs := userSrc(`{"mcpServers": {"plain": {"type": "http", "url": "` + o.ts.URL + `/mcp"}, "local": {"command": "/bin/true"}}}`)
+	require.NoError(t, h.Connect(ctx, srcs, &ConnectOptions{Names: []string{"plain"}}).Close())
+
+	rep, err := h.DiscoverOAuth(ctx, srcs, "plain")
+	require.NoError(t, err)
+	require.NotNil(t, rep)
+	assert.Equal(t, o.ts.URL, rep.Issuer)
+	require.NotEmpty(t, rep.Steps)
+	assert.Equal(t, oauth.CheckChallenge, rep.Steps[0].Check, "the recorded challenge is followed: %+v", rep.Steps)
+	for _, st := range rep.Steps {
+		assert.NotContains(t, st.URL, "?")
+	}
+
+	rep, err = h.DiscoverOAuth(ctx, srcs, "local")
+	assert.Equal(t, ReasonNotOAuth, refusal.ReasonOf(err))
+	assert.Nil(t, rep)
+}

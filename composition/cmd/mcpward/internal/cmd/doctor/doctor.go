@@ -115,6 +115,8 @@ type doctorJSON struct {
 	OK       bool          `json:"ok"`
 	// Connection is doctor NAME's connection of NAME.
 	Connection *connectionJSON `json:"connection,omitempty"`
+	// OAuth is doctor NAME's OAuth discovery of NAME (oauth.go).
+	OAuth *oauth.Report `json:"oauth,omitempty"`
 }
 
 // sharedJSON is the shared store probed: its DSN with the password
@@ -258,6 +260,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if opts.Server != "" && a.Host != nil {
 		d.Connection = connect(ctx, a, opts.Server, &d)
+		d.OAuth = discovery(ctx, a, opts.Server, d.Connection, &d)
 	}
 	d.OK = true
 	for _, f := range d.Findings {
@@ -269,6 +272,10 @@ func Run(ctx context.Context, opts *Options) error {
 		_ = jsonout.Write(opts.IO.Out, d)
 	} else {
 		write(opts.IO.Out, d)
+		if d.OAuth != nil {
+			fmt.Fprintln(opts.IO.Out)
+			view.WriteDiscovery(opts.IO.Out, opts.Server, d.OAuth)
+		}
 		if c := d.Connection; c != nil && c.Stderr != nil {
 			fmt.Fprintln(opts.IO.Out)
 			view.WriteServerStderr(opts.IO.Out, c.Name, *c.Stderr)
@@ -362,8 +369,12 @@ func connect(ctx context.Context, a *app.App, name string, d *doctorJSON) *conne
 		if t := view.FailureText(r.Detail); t != "" {
 			why += ": " + t
 		}
+		fix := "read the server's own output below; check its command, arguments, environment or URL"
+		if r.Reason == oauth.ReasonSignInRequired || r.Reason == oauth.ReasonStepUpRequired {
+			fix = `run "mcpward login ` + name + `" (the OAuth discovery below shows what a sign-in will use)`
+		}
 		d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: name, State: "failed", Reason: r.Reason,
-			Why: why, Fix: "read the server's own output below; check its command, arguments, environment or URL", Detail: &det})
+			Why: why, Fix: fix, Detail: &det})
 	}
 	if tail, ok := f.ServerStderr(name); ok {
 		c.Stderr = &tail

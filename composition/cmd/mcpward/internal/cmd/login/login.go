@@ -42,7 +42,9 @@ func NewCmdLogin(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	return &cobra.Command{
 		Use:   "login NAME",
 		Short: "Sign in to the OAuth server NAME",
-		Long: `Sign in to the HTTP server NAME, whose definition has "oauth". mcpward prints
+		Long: `Sign in to the HTTP server NAME: one whose definition has "oauth", or one
+that answered with a Bearer challenge (listed as oauth_sign_in_required by
+tools and call; its definition needs no "oauth" key). mcpward prints
 the URL to open in your browser, then waits (at most 10 minutes) for the
 browser's redirect to 127.0.0.1, or for the redirect's address pasted on
 stdin (when the browser runs on another machine).
@@ -83,6 +85,13 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cancel()
 	p, err := a.Host.BeginSignIn(ctx, a.LibrarySources(), opts.Name)
 	if err != nil {
+		if rep := oauth.ReportOf(err); rep != nil && !opts.JSON {
+			if rep.Reason == "" {
+				rep.Reason = refusal.ReasonOf(err)
+			}
+			// Where discovery stopped, step by step, and what to do.
+			view.WriteDiscovery(opts.IO.ErrOut, opts.Name, rep)
+		}
 		if fix := Fix(opts.Name, err); fix != "" {
 			return &cmdutil.NotedError{Err: err, Note: fix}
 		}
@@ -143,7 +152,7 @@ func Fix(name string, err error) string {
 	n := termsafe.Line(name)
 	switch refusal.ReasonOf(err) {
 	case composition.ReasonNotOAuth:
-		return "why: " + n + " is not an HTTP server with an \"oauth\" key, so there is nothing to sign in to; to do: nothing if it takes a token in a header (set the variable its ${VAR} names), or add \"oauth\" to its entry if it signs in with OAuth"
+		return "why: " + n + " is not an HTTP server, or its headers come from a headersHelper, so there is nothing to sign in to with OAuth; to do: nothing if the helper or its ${VAR} headers provide the credential"
 	case composition.ReasonNotUsable:
 		return "why: mcpward signs in only to a server it would use; to do: see \"mcpward show " + n + "\" (approve it first if it awaits approval)"
 	case composition.ReasonUnknownServer:

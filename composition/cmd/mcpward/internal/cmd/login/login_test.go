@@ -32,14 +32,14 @@ func TestNewCmdLoginLogout(t *testing.T) {
 func TestRun(t *testing.T) {
 	w := cmdtest.NewWorld(t, map[string]string{"config/mcpward/mcp.json": `{"mcpServers": {
   "signin": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"clientId": "cli-test"}},
-  "plain":  {"type": "http", "url": "https://plain.example.com/mcp"}
+  "local":  {"command": "/bin/true"}
 }}`})
 	run := w.Factory(t)
 	require.NoError(t, logout.Run(context.Background(), &logout.Options{IO: run.IO, App: run.F.App, Name: "signin"}))
 	assert.Equal(t, "signed out of signin\n", run.Out.String())
 
 	run = w.Factory(t)
-	err := logout.Run(context.Background(), &logout.Options{IO: run.IO, App: run.F.App, Name: "plain"})
+	err := logout.Run(context.Background(), &logout.Options{IO: run.IO, App: run.F.App, Name: "local"})
 	assert.Equal(t, "not_oauth", refusal.ReasonOf(err))
 	err = login.Run(context.Background(), &login.Options{IO: run.IO, App: run.F.App, Name: "ghost", Timeout: login.DefaultTimeout})
 	assert.Equal(t, "unknown_server", refusal.ReasonOf(err))

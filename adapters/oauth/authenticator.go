@@ -99,7 +99,7 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, a.server, "")
 	}
 	if !rec.valid(a.c.now()) {
-		if rec.RefreshToken == "" {
+		if !rec.renewable() {
 			return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, a.server, "")
 		}
 		if rec, err = a.share(ctx, rec); err != nil {
@@ -164,7 +164,7 @@ func (a *Authenticator) Refused(ctx context.Context, r ports.AuthRefusal) (retry
 	if last != "" && rec.AccessToken != last {
 		return true, nil
 	}
-	if rec.RefreshToken == "" {
+	if !rec.renewable() {
 		return false, refuse(refusal.AuthRequired, ReasonSignInRequired, a.server, "")
 	}
 	if _, err := a.share(ctx, rec); err != nil {

@@ -35,6 +35,7 @@ type serverMetadata struct {
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
+	clientMetadata
 }
 
 // Hints of a Report that take no argument.
@@ -513,10 +514,11 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 		}
 		*ep.dst = u
 	}
-	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	d.rep.add(Step{Check: CheckEndpoints, Outcome: OutcomeOK})
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
+	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
+	sm.clientMetadata.fill(e)
 	return nil
 }
 

@@ -1,10 +1,24 @@
 // Package oauth is mcpward's OAuth client for MCP servers (MCP
 // authorization, protocol versions 2025-06-18 and 2025-11-25): strict
-// discovery, dynamic client registration, sign-in with PKCE S256 on a
-// loopback redirect (or a pasted one), tokens kept through a
-// ports.TokenStore, refresh coordinated across processes through a
-// ports.Locker, and sign-out. An *Authenticator made by Client.Authenticator
-// is the ports.Authenticator of one server for the HTTP transport.
+// discovery, sign-in with PKCE S256 on a loopback redirect (or a pasted
+// one), headless sign-ins (client credentials, cross-app access), tokens
+// kept through a ports.TokenStore, refresh coordinated across processes
+// through a ports.Locker, and sign-out. An *Authenticator made by
+// Client.Authenticator is the ports.Authenticator of one server for the
+// HTTP transport.
+//
+// The client is, in this order, a pre-registered one (Server.ClientID,
+// its secret given at sign-in), a client id metadata document URL
+// (Server.ClientMetadataURL) where the authorization server supports
+// them, or one dynamically registered (RFC 7591). It authenticates at the
+// token endpoint as the authorization server's metadata, or its
+// registration, says: none, client_secret_basic, client_secret_post, or
+// private_key_jwt for a headless client holding a key. A client
+// registration is its own value in the token store, by issuer and server
+// identity, never in a definition; it outlives a sign-out so the
+// revocation can authenticate, and later sign-ins reuse it. Token
+// requests go through golang.org/x/oauth2 (the RFC 8693 exchange of
+// cross-app access excepted), assertions are signed with go-jose.
 //
 // It trusts only what it has checked:
 //
@@ -28,9 +42,7 @@
 //     again, never a silent sign-in;
 //   - every discovery refusal names the check that failed; a Report
 //     (Client.Discover, or ReportOf a BeginSignIn error) lists each step
-//     with projected URLs and a hint a person can act on. A discovery
-//     failure is a *DiscoveryError and a step-up a *StepUpError, each
-//     wrapping the *refusal.Error errors.As finds;
+//     with projected URLs and a hint a person can act on;
 //   - https everywhere: Options.AllowLoopbackHTTP, for tests and the
 //     conformance client only, admits http on localhost, 127.0.0.1 and
 //     [::1] and nothing else;
@@ -48,7 +60,9 @@
 //   - signing out deletes the credential before asking the issuer to revoke
 //     it.
 //
-// Every failure is a *refusal.Error naming the server id and at most an
-// origin: never a token, code, verifier, state, client id, URL path or
-// query, or text from a response body.
+// Every failure is a *refusal.Error (or wraps one: *DiscoveryError,
+// *StepUpError) naming the server id and at most an origin: never a token,
+// code, verifier, state, client id or secret, private key, assertion, URL
+// path or query, or text from a response body (a token endpoint's OAuth
+// error code only selects one of a fixed set of reasons).
 package oauth

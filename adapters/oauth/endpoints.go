@@ -29,4 +29,9 @@ type endpoints struct {
 	request       []string
 	// scopes is the scopes_supported of the protected-resource metadata.
 	scopes []string
+	// authMethods, signingAlgs and cimd are what the authorization server
+	// says of client authentication (see clientMetadata).
+	authMethods []string
+	signingAlgs []string
+	cimd        bool
 }

@@ -59,6 +59,8 @@ type fakeAS struct {
 	seq       int
 	lastAuth  url.Values // the last authorization request's query
 	lastToken url.Values // the last token request's form
+
+	fakeClients // client authentication, headless grants, the IdP
 }
 
 // codeInfo is what an authorization code was issued for.
@@ -73,6 +75,7 @@ func newFakeAS(t testing.TB) *fakeAS {
 		codes: map[string]codeInfo{}, refreshes: map[string]bool{}, access: map[string]bool{},
 		expiresIn: 3600, rotate: true, advertiseIss: true, issInRedirect: true,
 	}
+	f.fakeClients = newFakeClients(t)
 	f.ts = httptest.NewTLSServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.ts.Close)
 	return f
@@ -142,6 +145,7 @@ func (f *fakeAS) defaultServerMeta() map[string]any {
 	if f.advertiseIss {
 		m["authorization_response_iss_parameter_supported"] = true
 	}
+	f.clientMeta(m)
 	return m
 }
 
@@ -184,6 +188,8 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		delete(f.refreshes, r.PostForm.Get("token"))
 		f.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
+	case "/idp/token":
+		f.idpToken(w, r)
 	case "/mcp":
 		// The MCP endpoint itself: 401 with the RFC 9728 challenge.
 		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+f.URL()+`/.well-known/oauth-protected-resource/mcp"`)
@@ -233,7 +239,15 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	f.lastToken = form
 	delay := f.refreshDelay
 	f.mu.Unlock()
+	clientID, ok := f.authenticate(w, r)
+	if !ok {
+		return
+	}
 	switch form.Get("grant_type") {
+	case grantClientCredentials:
+		f.issueHeadless(w, false)
+	case grantJWTBearer:
+		f.jwtBearer(w, form, clientID)
 	case "authorization_code":
 		f.mu.Lock()
 		info, ok := f.codes[form.Get("code")]
@@ -241,7 +255,7 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
 		switch {
-		case !ok, info.clientID != form.Get("client_id"), info.redirectURI != form.Get("redirect_uri"),
+		case !ok, info.clientID != clientID, info.redirectURI != form.Get("redirect_uri"),
 			info.challenge != base64.RawURLEncoding.EncodeToString(sum[:]), info.resource != form.Get("resource"):
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "bad code " + canary})
 			return
@@ -301,8 +315,16 @@ func (f *fakeAS) register(w http.ResponseWriter, r *http.Request) {
 	f.seq++
 	id := fmt.Sprintf("client-%s-%d", canary, f.seq)
 	f.clients[id] = true
+	f.lastRegMethod = req.AuthMethod
+	answer := map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"}
+	if f.regMethod != "" {
+		answer["token_endpoint_auth_method"] = f.regMethod
+		secret := fmt.Sprintf("secret-%s-%d", canary, f.seq)
+		answer["client_secret"] = secret
+		f.secrets[id] = secret
+	}
 	f.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+	writeJSON(w, http.StatusCreated, answer)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -343,6 +365,7 @@ func (n *fakeNow) Add(d time.Duration) {
 func newEnv(t testing.TB) *testEnv {
 	as := newFakeAS(t)
 	e := &testEnv{as: as, store: portstest.NewTokenStore(), locker: portstest.NewLocker(), now: &fakeNow{t: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)}}
+	as.set(func(f *fakeAS) { f.clock = e.now.Now })
 	e.c = e.client(t)
 	return e
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -34,14 +33,9 @@ func (c *Client) get(ctx context.Context, server string, u *url.URL) (*response,
 }
 
 // postForm POSTs form to u (an https URL) as
-// application/x-www-form-urlencoded.
+// application/x-www-form-urlencoded, with no client authentication.
 func (c *Client) postForm(ctx context.Context, server string, u *url.URL, form url.Values) (*response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, refuse(refusal.Config, ReasonURLInvalid, server, "")
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return c.do(ctx, server, req)
+	return c.postFormAuth(ctx, server, u, form, clientAuth{method: AuthNone}, "")
 }
 
 // postJSON POSTs v, encoded as JSON, to u (an https URL).

@@ -18,10 +18,17 @@ type Server struct {
 	// URL is the MCP endpoint; it must be an absolute https URL (or an
 	// http loopback one under Options.AllowLoopbackHTTP).
 	URL string
-	// ClientID is a pre-registered public client id; "" means dynamic
-	// client registration (RFC 7591). A client secret is never taken from
-	// a definition.
+	// ClientID is a pre-registered client id; "" means a client id
+	// metadata document (ClientMetadataURL) or dynamic client registration
+	// (RFC 7591). A client secret is never taken from a definition: it is
+	// given at sign-in (SignInOptions.ClientSecret) and kept in the token
+	// store.
 	ClientID string
+	// ClientMetadataURL, when set and ClientID is not, is the https URL of
+	// this client's metadata document, used as its client_id when the
+	// authorization server advertises client_id_metadata_document_supported
+	// (else dynamic registration is used).
+	ClientMetadataURL string
 	// Scopes are requested at sign-in; nil means the scopes_supported of
 	// the protected-resource metadata, if any.
 	Scopes []string

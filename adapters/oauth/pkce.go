@@ -2,8 +2,9 @@ package oauth
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
+
+	"golang.org/x/oauth2"
 )
 
 // pkceMethod is the only code_challenge_method this package sends (RFC 7636
@@ -21,26 +22,25 @@ type pkce struct {
 	challenge string
 }
 
-// newPKCE returns a fresh proof key: a verifier of randomBytes bytes from
-// crypto/rand, base64url without padding (43 characters of the unreserved
-// set, RFC 7636 §4.1), and its S256 challenge. It cannot fail: crypto/rand
-// never returns an error (and aborts the program if the system's source
-// breaks). Safe for concurrent use.
+// newPKCE returns a fresh proof key from golang.org/x/oauth2: a verifier
+// of 32 bytes from crypto/rand, base64url without padding (43 characters
+// of the unreserved set, RFC 7636 §4.1), and its S256 challenge. It cannot
+// fail. Safe for concurrent use.
 func newPKCE() pkce {
-	v := randomString()
+	v := oauth2.GenerateVerifier()
 	return pkce{verifier: v, challenge: s256Challenge(v)}
 }
 
 // s256Challenge returns the S256 code challenge of verifier:
 // base64url(sha256(verifier)) without padding (RFC 7636 §4.2).
 func s256Challenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+	return oauth2.S256ChallengeFromVerifier(verifier)
 }
 
 // randomString returns randomBytes bytes from crypto/rand, base64url
-// without padding (43 characters): a PKCE verifier or a sign-in state. It
-// cannot fail (see newPKCE). Safe for concurrent use.
+// without padding (43 characters): a sign-in state or an assertion's jti.
+// It cannot fail: crypto/rand never returns an error (and aborts the
+// program if the system's source breaks). Safe for concurrent use.
 func randomString() string {
 	b := make([]byte, randomBytes)
 	_, _ = rand.Read(b) // documented never to return an error

@@ -6,9 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"math"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -31,13 +29,24 @@ type record struct {
 	Issuer             string `json:"issuer"`
 	TokenEndpoint      string `json:"token_endpoint"`
 	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
-	// ClientID is the (registered) public client the tokens belong to.
+	// ClientID is the client the tokens belong to; how it authenticates
+	// is in its client registration (clientKey), when it has one.
 	ClientID string `json:"client_id"`
 
 	AccessToken  string    `json:"access_token"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
 	Scope        string    `json:"scope,omitempty"`
+	// Grant is "client_credentials" when the tokens came from that grant:
+	// without a refresh token they are renewed by the same grant, with the
+	// stored client registration.
+	Grant string `json:"grant,omitempty"`
+}
+
+// renewable reports whether r's access token can be renewed without the
+// user: by its refresh token, or by the client credentials grant.
+func (r *record) renewable() bool {
+	return r.RefreshToken != "" || r.Grant == grantClientCredentials
 }
 
 // storeKey is the TokenStore key of the credential of server at canonical
@@ -192,65 +201,4 @@ func (c *Client) saveLocked(ctx context.Context, r *record) error {
 	}
 	defer func() { _ = unlock() }()
 	return c.save(ctx, r)
-}
-
-// tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
-type tokenResponse struct {
-	AccessToken  string          `json:"access_token"`
-	TokenType    string          `json:"token_type"`
-	ExpiresIn    json.RawMessage `json:"expires_in"`
-	RefreshToken string          `json:"refresh_token"`
-	Scope        string          `json:"scope"`
-}
-
-// tokenError is a token endpoint error answer (RFC 6749 §5.2). Only its
-// error code is ever looked at, never its description or URI.
-type tokenError struct {
-	Error string `json:"error"`
-}
-
-// maxExpiresIn bounds expires_in (ten years, in seconds).
-const maxExpiresIn = 10 * 365 * 24 * 3600
-
-// parseToken reads a 200 token response into the token fields of r (the
-// refresh token kept when the response carries none), at now. Errors: Class
-// Protocol, ReasonMetadataInvalid when the body is not a JSON object,
-// ReasonTokenResponseInvalid when it has no access token, a token type
-// other than Bearer (case-insensitive), or an expires_in that is not a
-// non-negative integer of at most ten years.
-func parseToken(resp *response, r *record, now time.Time, server, origin string) error {
-	var t tokenResponse
-	if err := decodeObject(resp, &t, server, origin); err != nil {
-		return err
-	}
-	if t.AccessToken == "" || !strings.EqualFold(t.TokenType, "bearer") {
-		return refuse(refusal.Protocol, ReasonTokenResponseInvalid, server, origin)
-	}
-	var expiry time.Time
-	if len(t.ExpiresIn) > 0 && string(t.ExpiresIn) != "null" {
-		var secs float64
-		if json.Unmarshal(t.ExpiresIn, &secs) != nil || secs < 0 || secs > maxExpiresIn || secs != math.Trunc(secs) {
-			return refuse(refusal.Protocol, ReasonTokenResponseInvalid, server, origin)
-		}
-		expiry = now.Add(time.Duration(secs) * time.Second)
-	}
-	r.AccessToken = t.AccessToken
-	r.Expiry = expiry
-	if t.RefreshToken != "" {
-		r.RefreshToken = t.RefreshToken
-	}
-	if t.Scope != "" {
-		r.Scope = t.Scope
-	}
-	return nil
-}
-
-// tokenErrorCode returns the OAuth error code of a 4xx token response, ""
-// when it has none.
-func tokenErrorCode(resp *response) string {
-	var e tokenError
-	if json.Unmarshal(resp.body, &e) != nil {
-		return ""
-	}
-	return e.Error
 }

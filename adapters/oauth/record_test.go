@@ -25,58 +25,6 @@ func TestStoreKeyBindsServerAndURL(t *testing.T) {
 	assert.NotEqual(t, storeKey(long, "u"), storeKey(long+"x", "u"))
 }
 
-func TestParseToken(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name, body string
-		reason     string
-		check      func(t *testing.T, r *record)
-	}{
-		{"full", `{"access_token":"a","token_type":"Bearer","expires_in":60,"refresh_token":"r","scope":"s"}`, "", func(t *testing.T, r *record) {
-			assert.Equal(t, "a", r.AccessToken)
-			assert.Equal(t, "r", r.RefreshToken)
-			assert.Equal(t, now.Add(time.Minute), r.Expiry)
-			assert.Equal(t, "s", r.Scope)
-		}},
-		{"bearer in any case, no refresh token keeps the old one", `{"access_token":"a","token_type":"bEaReR"}`, "", func(t *testing.T, r *record) {
-			assert.Equal(t, "old-refresh", r.RefreshToken)
-			assert.True(t, r.Expiry.IsZero(), "no expires_in: no expiry")
-		}},
-		{"expires_in null", `{"access_token":"a","token_type":"bearer","expires_in":null}`, "", nil},
-		{"no access token", `{"token_type":"Bearer"}`, ReasonTokenResponseInvalid, nil},
-		{"mac token", `{"access_token":"a","token_type":"mac"}`, ReasonTokenResponseInvalid, nil},
-		{"no token type", `{"access_token":"a"}`, ReasonTokenResponseInvalid, nil},
-		{"negative expiry", `{"access_token":"a","token_type":"Bearer","expires_in":-1}`, ReasonTokenResponseInvalid, nil},
-		{"fractional expiry", `{"access_token":"a","token_type":"Bearer","expires_in":1.5}`, ReasonTokenResponseInvalid, nil},
-		{"string expiry", `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, ReasonTokenResponseInvalid, nil},
-		{"huge expiry", `{"access_token":"a","token_type":"Bearer","expires_in":1e300}`, ReasonTokenResponseInvalid, nil},
-		{"access token not a string", `{"access_token":1,"token_type":"Bearer"}`, ReasonMetadataInvalid, nil},
-		{"not an object", `["a"]`, ReasonMetadataInvalid, nil},
-		{"not JSON", `access_token=a`, ReasonMetadataInvalid, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := &record{AccessToken: "old", RefreshToken: "old-refresh"}
-			err := parseToken(&response{status: 200, body: []byte(tt.body)}, r, now, "srv", "https://as:443")
-			if tt.reason != "" {
-				assert.Equal(t, tt.reason, refusal.ReasonOf(err))
-				assert.Equal(t, "old", r.AccessToken, "a refused response changes nothing")
-				return
-			}
-			require.NoError(t, err)
-			if tt.check != nil {
-				tt.check(t, r)
-			}
-		})
-	}
-}
-
-func TestTokenErrorCode(t *testing.T) {
-	assert.Equal(t, "invalid_grant", tokenErrorCode(&response{body: []byte(`{"error":"invalid_grant","error_description":"x"}`)}))
-	assert.Equal(t, "", tokenErrorCode(&response{body: []byte(`not json`)}))
-	assert.Equal(t, "", tokenErrorCode(&response{body: []byte(`{"error":1}`)}))
-}
-
 func TestLoadSave(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/url"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -23,30 +22,33 @@ import (
 //     ReasonSignInRequired;
 //   - a credential other than rec that is valid (another process rotated
 //     one in): it is adopted, nothing is sent;
-//   - otherwise the stored credential is refreshed, or, without a refresh
-//     token, is Class AuthRequired, ReasonSignInRequired.
+//   - otherwise the stored credential is refreshed (or, with no refresh
+//     token but from the client credentials grant, renewed by that grant),
+//     or it is Class AuthRequired, ReasonSignInRequired.
 //
-// The refresh is a POST to the stored TokenEndpoint only (never
-// rediscovered; Class Refused, ReasonInsecureEndpoint when it is not https)
-// of grant_type=refresh_token, refresh_token, client_id and resource (RFC
-// 8707). Its answer:
+// The refresh is one request, through Client.tokenRequest, to the stored
+// TokenEndpoint only (never rediscovered; Class Refused,
+// ReasonInsecureEndpoint when it is not https) of grant_type=refresh_token,
+// refresh_token and resource (RFC 8707), the client authenticated as its
+// stored registration says (public, with the stored client id, when there
+// is none). Its answer:
 //
-//   - 200: the tokens are read with parseToken (its Class Protocol
+//   - tokens: they are checked with fillToken (its Class Protocol
 //     refusals, credential kept), keeping the old refresh token when none
 //     comes back, and saved (an atomic replace) — unless the store was
 //     cleared or replaced meanwhile by a writer that does not take the lock
 //     (sign-out, sign-in): a cleared credential is not resurrected (Class
 //     AuthRequired, ReasonSignInRequired), and a replaced one is adopted
 //     when valid;
-//   - 400 or 401 with error invalid_grant: the credential is deleted only
-//     if the store still holds the one whose refresh token was spent, never
-//     one someone rotated in meanwhile; Class AuthRequired,
-//     ReasonSignInRequired;
-//   - any other status: Class AuthRefused, ReasonRefreshRefused, credential
-//     kept;
-//   - a postForm refusal (Transient ReasonUnavailable for a network failure,
-//     429 or 5xx, Refused ReasonRedirectRefused, ctx ending, ...) is
-//     returned as is, credential kept.
+//   - error invalid_grant: the credential is deleted only if the store
+//     still holds the one whose refresh token was spent, never one someone
+//     rotated in meanwhile; Class AuthRequired, ReasonSignInRequired;
+//   - another error code that tokenErrorReason names (invalid_client, ...):
+//     that refusal, credential kept; an unknown one or none: Class
+//     AuthRefused, ReasonRefreshRefused, credential kept;
+//   - any other refusal of tokenRequest (Transient ReasonUnavailable for a
+//     network failure, 429 or 5xx, Refused ReasonRedirectRefused, ctx
+//     ending, ...) is returned as is, credential kept.
 //
 // Load and save failures are load's and save's refusals. The lock is
 // always released. Safe for concurrent use.
@@ -71,7 +73,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, "")
 	case !cur.same(rec) && cur.valid(c.now()):
 		return cur, nil
-	case cur.RefreshToken == "":
+	case !cur.renewable():
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, "")
 	}
 
@@ -79,30 +81,34 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	origin := originOf(cur.TokenEndpoint)
-	form := url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {cur.RefreshToken},
-		"client_id":     {cur.ClientID},
-		"resource":      {cur.Resource},
-	}
-	resp, err := c.postForm(ctx, server, tokenURL, form)
+	auth, err := c.authFor(ctx, cur)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case resp.status == http.StatusOK:
-		next := *cur
-		if err := parseToken(resp, &next, c.now(), server, origin); err != nil {
-			return nil, err
+	origin := c.urls.origin(cur.TokenEndpoint)
+	params := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {cur.RefreshToken}, "resource": {cur.Resource}}
+	if cur.RefreshToken == "" { // a client credentials grant, renewed
+		params = url.Values{"grant_type": {grantClientCredentials}, "resource": {cur.Resource}}
+		if cur.Scope != "" {
+			params.Set("scope", cur.Scope)
 		}
-		return c.saveRefreshed(ctx, cur, &next)
-	case (resp.status == http.StatusBadRequest || resp.status == http.StatusUnauthorized) &&
-		tokenErrorCode(resp) == "invalid_grant":
+	}
+	tok, code, err := c.tokenRequest(ctx, server, tokenURL, auth, cur.Issuer, params)
+	switch {
+	case err == nil:
+	case code == "invalid_grant" && cur.RefreshToken != "":
 		c.forgetSpent(ctx, cur)
 		return nil, refuse(refusal.AuthRequired, ReasonSignInRequired, server, origin)
+	case refusal.ReasonOf(err) == ReasonTokenRefused:
+		return nil, refuse(refusal.AuthRefused, ReasonRefreshRefused, server, origin)
+	default:
+		return nil, err
 	}
-	return nil, refuse(refusal.AuthRefused, ReasonRefreshRefused, server, origin)
+	next := *cur
+	if err := fillToken(tok, &next, c.now(), server, origin); err != nil {
+		return nil, err
+	}
+	return c.saveRefreshed(ctx, cur, &next)
 }
 
 // saveRefreshed stores next, the refreshed form of spent, and returns it,

@@ -196,14 +196,16 @@ func TestRefreshAnswers(t *testing.T) {
 		{name: "expires_in text", status: 200, body: `{"access_token":"at","token_type":"Bearer","expires_in":"abc"}`, class: refusal.Protocol, reason: ReasonTokenResponseInvalid},
 		{name: "expires_in negative", status: 200, body: `{"access_token":"at","token_type":"Bearer","expires_in":-1}`, class: refusal.Protocol, reason: ReasonTokenResponseInvalid},
 		{name: "expires_in fraction", status: 200, body: `{"access_token":"at","token_type":"Bearer","expires_in":1.5}`, class: refusal.Protocol, reason: ReasonTokenResponseInvalid},
-		{name: "not an object", status: 200, body: `["` + canary + `"]`, class: refusal.Protocol, reason: ReasonMetadataInvalid},
-		{name: "html", status: 200, body: `<html>` + canary, class: refusal.Protocol, reason: ReasonMetadataInvalid},
-		{name: "invalid_client", status: 400, body: `{"error":"invalid_client","error_description":"` + canary + `"}`, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
+		{name: "not an object", status: 200, body: `["` + canary + `"]`, class: refusal.Protocol, reason: ReasonTokenResponseInvalid},
+		{name: "html", status: 200, body: `<html>` + canary, class: refusal.Protocol, reason: ReasonTokenResponseInvalid},
+		{name: "invalid_client", status: 400, body: `{"error":"invalid_client","error_description":"` + canary + `"}`, class: refusal.AuthRefused, reason: ReasonClientAuthRefused},
 		{name: "400 without body", status: 400, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
-		{name: "401 unauthorized_client", status: 401, body: `{"error":"unauthorized_client"}`, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
+		{name: "401 unauthorized_client", status: 401, body: `{"error":"unauthorized_client"}`, class: refusal.AuthRefused, reason: ReasonClientUnauthorized},
+		{name: "invalid_scope", status: 400, body: `{"error":"invalid_scope"}`, class: refusal.AuthRefused, reason: ReasonScopeRefused},
+		{name: "invalid_target", status: 400, body: `{"error":"invalid_target"}`, class: refusal.Refused, reason: ReasonResourceRefused},
+		{name: "200 with an error code", status: 200, body: `{"access_token":"at","token_type":"Bearer","error":"invalid_request"}`, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
 		{name: "403 invalid_grant is no 400/401", status: 403, body: `{"error":"invalid_grant"}`, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
 		{name: "404", status: 404, body: canary, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
-		{name: "201 is not 200", status: 201, body: `{"access_token":"at","token_type":"Bearer"}`, class: refusal.AuthRefused, reason: ReasonRefreshRefused},
 		{name: "500", status: 500, body: canary, class: refusal.Transient, reason: ReasonUnavailable},
 		{name: "503", status: 503, class: refusal.Transient, reason: ReasonUnavailable},
 		{name: "429", status: 429, class: refusal.Transient, reason: ReasonUnavailable},
@@ -295,7 +297,7 @@ func TestRefreshLockReleasedOnEveryPath(t *testing.T) {
 	s, _ := tokSeed(t, e, "srv", nil)
 	e.now.Add(2 * time.Hour)
 	e.as.handle("/token", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_scope"})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "access_denied"})
 	})
 	a, req := tokAuth(t, e.c, s)
 	for range 3 {

@@ -7,8 +7,8 @@ import (
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
-// registrationRequest is the RFC 7591 §2 client metadata of a public,
-// native client using the authorization code grant with PKCE.
+// registrationRequest is the RFC 7591 §2 client metadata of a native client
+// using the authorization code grant with PKCE.
 type registrationRequest struct {
 	ClientName              string   `json:"client_name"`
 	RedirectURIs            []string `json:"redirect_uris"`
@@ -18,61 +18,75 @@ type registrationRequest struct {
 }
 
 // registrationResponse is the part of an RFC 7591 §3.2.1 answer this package
-// reads. A client_secret the server issues anyway is not even decoded: the
-// client stays public.
+// reads.
 type registrationResponse struct {
-	ClientID string `json:"client_id"`
+	ClientID                string `json:"client_id"`
+	ClientSecret            string `json:"client_secret"`
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method"`
 }
 
-// clientID returns the public client id to sign in to s with: s.ClientID
-// when the definition names one (nothing is sent), else the client id a
-// dynamic registration (RFC 7591) for redirectURI obtains. Errors are those
-// of register. Safe for concurrent use.
-func (c *Client) clientID(ctx context.Context, s Server, ep *endpoints, redirectURI string) (string, error) {
-	if s.ClientID != "" {
-		return s.ClientID, nil
-	}
-	return c.register(ctx, s, ep, redirectURI)
-}
-
-// register registers a public client (token_endpoint_auth_method "none")
-// for redirectURI at ep.registration and returns its client id; any client
-// secret in the answer is dropped.
+// register registers a client for redirectURI at ep.registration (RFC
+// 7591), asking for token_endpoint_auth_method none when the authorization
+// server supports it (else the secret method it supports), and returns the
+// registration: the client id, and the method the answer names (the one
+// asked for when it names none) with the client secret it needs. A secret
+// issued to a client registered as none is dropped. The caller stores it.
 //
 // Errors name s.ID and the registration endpoint's origin: Unsupported
 // ReasonRegistrationUnavailable when ep has no registration endpoint;
 // Refused ReasonRegistrationRefused for a 4xx answer; Protocol
 // ReasonMetadataInvalid for any other status than 200 or 201, a body that is
-// not a JSON object, or one without a string client_id; otherwise the errors
-// of Client.postJSON (redirects refused, Transient for network, 429 and
-// 5xx). Safe for concurrent use.
-func (c *Client) register(ctx context.Context, s Server, ep *endpoints, redirectURI string) (string, error) {
+// not a JSON object, one without a string client_id, or a secret method
+// without a client_secret; Unsupported ReasonClientAuthUnsupported for a
+// method this package does not implement (private_key_jwt is never
+// registered: it needs a key the host holds); otherwise the errors of
+// Client.postJSON (redirects refused, Transient for network, 429 and 5xx).
+// Safe for concurrent use.
+func (c *Client) register(ctx context.Context, s Server, resource string, ep *endpoints, redirectURI string) (*clientRecord, error) {
 	if ep.registration == nil {
-		return "", refuse(refusal.Unsupported, ReasonRegistrationUnavailable, s.ID, ep.origin)
+		return nil, refuse(refusal.Unsupported, ReasonRegistrationUnavailable, s.ID, ep.origin)
 	}
-	origin := originOf(ep.registration.String())
+	origin := c.urls.origin(ep.registration.String())
+	asked := registrationMethod(ep.authMethods)
 	resp, err := c.postJSON(ctx, s.ID, ep.registration, registrationRequest{
 		ClientName:              c.clientName,
 		RedirectURIs:            []string{redirectURI},
-		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		GrantTypes:              []string{grantAuthorizationCode, grantRefreshToken},
 		ResponseTypes:           []string{"code"},
-		TokenEndpointAuthMethod: "none",
+		TokenEndpointAuthMethod: asked,
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	switch {
 	case resp.status >= 400 && resp.status < 500:
-		return "", refuse(refusal.Refused, ReasonRegistrationRefused, s.ID, origin)
+		return nil, refuse(refusal.Refused, ReasonRegistrationRefused, s.ID, origin)
 	case resp.status != http.StatusOK && resp.status != http.StatusCreated:
-		return "", refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
+		return nil, refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
 	}
 	var rr registrationResponse
 	if err := decodeObject(resp, &rr, s.ID, origin); err != nil {
-		return "", err
+		return nil, err
 	}
 	if rr.ClientID == "" {
-		return "", refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
+		return nil, refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
 	}
-	return rr.ClientID, nil
+	cr := &clientRecord{
+		Kind: clientRegistered, Server: s.ID, Resource: resource, Issuer: ep.issuer,
+		ClientID: rr.ClientID, Method: rr.TokenEndpointAuthMethod, RedirectURI: redirectURI,
+	}
+	if cr.Method == "" {
+		cr.Method = asked
+	}
+	switch cr.Method {
+	case AuthNone:
+	case AuthClientSecretBasic, AuthClientSecretPost:
+		if rr.ClientSecret == "" {
+			return nil, refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
+		}
+		cr.ClientSecret = rr.ClientSecret
+	default:
+		return nil, refuse(refusal.Unsupported, ReasonClientAuthUnsupported, s.ID, origin)
+	}
+	return cr, nil
 }

@@ -66,7 +66,10 @@ type SignIn struct {
 	pk          pkce
 	state       string
 	clientID    string
-	host        string // "127.0.0.1:PORT", the redirect URI's host
+	auth        clientAuth    // how the code exchange authenticates
+	save        *clientRecord // stored with the tokens (a pre-registered client's secret)
+	registered  bool          // auth is a stored dynamic registration
+	host        string        // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
 
@@ -87,40 +90,20 @@ type SignIn struct {
 	result   error          // that outcome; written before done is closed
 }
 
-// BeginSignIn discovers s's endpoints, opens the loopback redirect listener
-// on 127.0.0.1 (port s.CallbackPort, or any free one when 0), registers a
-// public client for its redirect URI when s.ClientID is "" (RFC 7591), and
-// prepares the authorization URL (PKCE S256, state, RFC 8707 resource). The
-// caller must Close the returned SignIn. Nothing is stored until a redirect
-// has been exchanged for tokens.
-//
-// Errors: Config ReasonCallbackPortInvalid for a port outside 0..65535; the
-// errors of discovery; Transient ReasonCallbackUnavailable when the
-// listener cannot be opened; the errors of Client.register (Unsupported
-// ReasonRegistrationUnavailable, Refused ReasonRegistrationRefused,
-// Protocol ReasonMetadataInvalid, ...). On any error no listener is left
-// open. Safe for concurrent use.
+// BeginSignIn is BeginSignInWithOptions with no options: a pre-registered
+// client (s.ClientID) is public unless a sign-in before stored its secret.
 func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
-	if s.CallbackPort < 0 || s.CallbackPort > 65535 {
-		return nil, refuse(refusal.Config, ReasonCallbackPortInvalid, s.ID, "")
-	}
-	ep, err := c.discover(ctx, s, "")
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(loopbackHost, strconv.Itoa(s.CallbackPort)))
-	if err != nil {
-		return nil, refuse(refusal.Transient, ReasonCallbackUnavailable, s.ID, "")
-	}
+	return c.BeginSignInWithOptions(ctx, s, SignInOptions{})
+}
+
+// begin returns the SignIn of BeginSignInWithOptions on the open listener
+// ln with the chosen client, and starts serving ln. It cannot fail.
+func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
-	clientID, err := c.clientID(ctx, s, ep, redirectURI)
-	if err != nil {
-		_ = ln.Close()
-		return nil, err
-	}
 	p := &SignIn{
-		c: c, s: s, ep: ep, pk: newPKCE(), state: randomString(), clientID: clientID,
+		c: c, s: s, ep: ep, pk: newPKCE(), state: randomString(), clientID: ch.auth.id,
+		auth: ch.auth, save: ch.save, registered: ch.registered,
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -140,7 +123,7 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 		defer close(p.serveDone)
 		_ = p.srv.Serve(ln) // closes ln when it returns
 	}()
-	return p, nil
+	return p
 }
 
 // authorizationURL returns the authorization endpoint with the parameters
@@ -264,21 +247,7 @@ func (p *SignIn) Close() error {
 // Transient ReasonSignInOpenFailed. A discovery failure is a
 // *DiscoveryError (ReportOf gives its Report). Safe for concurrent use.
 func (c *Client) SignInWith(ctx context.Context, s Server, open func(authURL string) error) error {
-	if open == nil {
-		return refuse(refusal.Config, "oauth_options_invalid", s.ID, "")
-	}
-	p, err := c.BeginSignIn(ctx, s)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	if err := open(p.URL()); err != nil {
-		if re := refusalOf(err); re != nil {
-			return stampServer(re, s.ID)
-		}
-		return refuse(refusal.Transient, ReasonSignInOpenFailed, s.ID, "")
-	}
-	return p.Wait(ctx)
+	return c.SignInWithOptions(ctx, s, SignInOptions{}, open)
 }
 
 // serveCallback is the loopback listener's only handler. It accepts GET
@@ -402,31 +371,30 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 }
 
 // exchange trades code for tokens at the token endpoint (grant
-// authorization_code with redirect_uri, client_id, code_verifier and the
-// RFC 8707 resource) and stores them as a new credential, replacing an
-// older one only now. Errors name the token endpoint's origin: AuthRefused
-// ReasonTokenRefused for a 4xx answer; Protocol ReasonTokenResponseInvalid
-// for a status other than 200 and 4xx; those of Client.postForm, parseToken
-// and Client.save.
+// authorization_code with redirect_uri, code_verifier and the RFC 8707
+// resource, the client authenticated as p.auth says) and stores them as a
+// new credential, replacing an older one only now, after the client
+// registration p.save when there is one. A stored dynamic registration the
+// token endpoint refuses (invalid_client) is deleted. Errors name the token
+// endpoint's origin: those of Client.tokenRequest (AuthRefused ReasonTokenRefused or
+// ReasonClientAuthRefused for a refused code or client, ...), fillToken,
+// Client.saveClient and Client.saveLocked.
 func (p *SignIn) exchange(ctx context.Context, code string) error {
 	id := p.s.ID
-	origin := originOf(p.ep.token.String())
-	resp, err := p.c.postForm(ctx, id, p.ep.token, url.Values{
-		"grant_type":    {"authorization_code"},
+	origin := p.c.urls.origin(p.ep.token.String())
+	tok, _, err := p.c.tokenRequest(ctx, id, p.ep.token, p.auth, p.ep.issuer, url.Values{
+		"grant_type":    {grantAuthorizationCode},
 		"code":          {code},
 		"redirect_uri":  {p.redirectURI},
-		"client_id":     {p.clientID},
 		"code_verifier": {p.pk.verifier},
 		"resource":      {p.ep.resource},
 	})
 	if err != nil {
+		if p.registered && refusal.ReasonOf(err) == ReasonClientAuthRefused {
+			// The server forgot the client: the next sign-in registers anew.
+			_ = p.c.store.Delete(ctx, clientKey(p.s.ID, p.ep.resource, p.ep.issuer))
+		}
 		return err
-	}
-	switch {
-	case resp.status >= 400 && resp.status < 500:
-		return refuse(refusal.AuthRefused, ReasonTokenRefused, id, origin)
-	case resp.status != http.StatusOK:
-		return refuse(refusal.Protocol, ReasonTokenResponseInvalid, id, origin)
 	}
 	rec := &record{
 		Server:        id,
@@ -438,8 +406,13 @@ func (p *SignIn) exchange(ctx context.Context, code string) error {
 	if p.ep.revocation != nil {
 		rec.RevocationEndpoint = p.ep.revocation.String()
 	}
-	if err := parseToken(resp, rec, p.c.now(), id, origin); err != nil {
+	if err := fillToken(tok, rec, p.c.now(), id, origin); err != nil {
 		return err
+	}
+	if p.save != nil {
+		if err := p.c.saveClient(ctx, p.save); err != nil {
+			return err
+		}
 	}
 	return p.c.saveLocked(ctx, rec)
 }

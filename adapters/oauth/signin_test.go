@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -492,14 +493,14 @@ func TestSignInLoopbackTerminal(t *testing.T) {
 		{"token 500", func(e *testEnv) {
 			e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, canary, 500) })
 		}, refusal.Transient, ReasonUnavailable},
-		{"token 202", func(e *testEnv) {
+		{"token 200 with an error code", func(e *testEnv) {
 			e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) {
-				writeJSON(w, http.StatusAccepted, map[string]any{"access_token": canary, "token_type": "Bearer"})
+				writeJSON(w, http.StatusOK, map[string]any{"access_token": canary, "token_type": "Bearer", "error": "invalid_client"})
 			})
-		}, refusal.Protocol, ReasonTokenResponseInvalid},
+		}, refusal.AuthRefused, ReasonClientAuthRefused},
 		{"token not json", func(e *testEnv) {
 			e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "access_token="+canary) })
-		}, refusal.Protocol, ReasonMetadataInvalid},
+		}, refusal.Protocol, ReasonTokenResponseInvalid},
 		{"token not bearer", func(e *testEnv) {
 			e.as.handle("/token", func(w http.ResponseWriter, _ *http.Request) {
 				writeJSON(w, http.StatusOK, map[string]any{"access_token": canary, "token_type": "mac"})
@@ -511,6 +512,16 @@ func TestSignInLoopbackTerminal(t *testing.T) {
 			})
 		}, refusal.Refused, ReasonRedirectRefused},
 		{"store fails", func(e *testEnv) {
+			// A stored registration is reused, so nothing is written
+			// before the code is exchanged.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				panic(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			_ = ln.Close()
+			seedClient(e, &clientRecord{Kind: clientRegistered, Server: "srv", Resource: e.as.MCP(), Issuer: e.as.URL(),
+				ClientID: "client-" + canary, Method: AuthNone, RedirectURI: fmt.Sprintf("http://127.0.0.1:%d/callback", port)})
 			e.store.Fail("Set", errors.New("disk full "+canary))
 		}, refusal.Transient, ReasonStoreUnavailable},
 	}

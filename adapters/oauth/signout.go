@@ -52,11 +52,12 @@ func (c *Client) Status(ctx context.Context, s Server) (State, error) {
 // The delete comes first, so an authorization server that is down or
 // refuses cannot keep the user signed in. Revocation (RFC 7009) is then
 // best effort: when the credential names an https RevocationEndpoint, one
-// POST of token (the refresh token, else the access token),
-// token_type_hint and client_id is sent to it, and its failure, of any
-// kind, is ignored — the user is signed out already. Nothing is sent when
-// there is no credential, or when it is unreadable (it is deleted all the
-// same).
+// POST of token (the refresh token, else the access token) and
+// token_type_hint, the client authenticated as at the token endpoint, is
+// sent to it, and its failure, of any kind, is ignored — the user is signed
+// out already. Nothing is sent when there is no credential, or when it is
+// unreadable (it is deleted all the same). The client registration is kept:
+// a later sign-in reuses it.
 //
 // It returns nil when no credential is stored afterwards. Errors: Class
 // Config, ReasonURLInvalid for a URL that is not https; Class Transient,
@@ -90,8 +91,10 @@ func (c *Client) SignOut(ctx context.Context, s Server) error {
 }
 
 // revoke POSTs an RFC 7009 revocation of rec's refresh token (else its
-// access token) to rec's RevocationEndpoint, if it names an https one. It
-// is best effort: every failure, and the answer, is ignored.
+// access token) to rec's RevocationEndpoint, if it names an https one,
+// the client authenticated as its stored registration says (which a
+// sign-out keeps for this). It is best effort: every failure, and the
+// answer, is ignored.
 func (c *Client) revoke(ctx context.Context, rec *record) {
 	if rec.RevocationEndpoint == "" {
 		return
@@ -100,10 +103,14 @@ func (c *Client) revoke(ctx context.Context, rec *record) {
 	if err != nil {
 		return
 	}
-	form := url.Values{"token": {rec.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {rec.ClientID}}
+	auth, err := c.authFor(ctx, rec)
+	if err != nil {
+		return
+	}
+	form := url.Values{"token": {rec.AccessToken}, "token_type_hint": {"access_token"}}
 	if rec.RefreshToken != "" {
 		form.Set("token", rec.RefreshToken)
 		form.Set("token_type_hint", "refresh_token")
 	}
-	_, _ = c.postForm(ctx, rec.Server, u, form)
+	_, _ = c.postFormAuth(ctx, rec.Server, u, form, auth, rec.Issuer)
 }

@@ -142,7 +142,8 @@ const decodeMaxDepth = 10000
 //     CR, LF or NUL), "headersHelper" (non-empty array of non-empty
 //     strings; a string is RefusalHeadersHelperNotArgv), "oauth" (object:
 //     "clientId" string, "scopes" array of strings, "callbackPort" integer
-//     literal 1-65535, "authServerMetadataUrl" string; "clientSecret" of
+//     literal 1-65535, "authServerMetadataUrl" string, "clientMetadataUrl"
+//     string; "clientSecret" of
 //     any JSON type is RefusalOAuthClientSecret).
 //   - both: "requiresTrustedWorkspace" (bool); "timeout" (an integer
 //     literal of milliseconds, 1 to 86400000, the name and unit Gemini CLI
@@ -687,6 +688,11 @@ func decodeOAuth(def *Definition, v *decodeValue, st *decodeEntryState) (problem
 				return invalid()
 			}
 			o.MetadataURL = m.val.str
+		case "clientMetadataUrl":
+			if m.val.kind != decodeString {
+				return invalid()
+			}
+			o.ClientMetadataURL = m.val.str
 		case "clientSecret":
 			st.clientSecret = true
 		default:

@@ -205,7 +205,7 @@ func decodeFuzzVocabulary() string {
 		definition.ReasonAmbiguousWithinTier, definition.ReasonManagedUnreadable, definition.ReasonDisabled, definition.ReasonMalformedEntry,
 		string(definition.StateResolved), string(definition.StateUnresolved), string(definition.StateBlocked),
 		string(definition.StateDisabled), string(definition.StateRefused),
-		"oauth.clientId oauth.scopes oauth.callbackPort oauth.authServerMetadataUrl oauth.clientSecret requiresTrustedWorkspace headersHelper",
+		"oauth.clientId oauth.scopes oauth.callbackPort oauth.authServerMetadataUrl oauth.clientMetadataUrl oauth.clientSecret requiresTrustedWorkspace headersHelper",
 	}
 	for w := range decodeFuzzEntryProblems {
 		words = append(words, w)

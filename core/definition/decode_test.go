@@ -224,6 +224,7 @@ func TestDecodeEntryProblems(t *testing.T) {
 		{"oauth callbackPort string", `{"url":"u","oauth":{"callbackPort":"8080"}}`, definition.EntryInvalidField, "oauth.callbackPort"},
 		{"oauth callbackPort huge", `{"url":"u","oauth":{"callbackPort":99999999999999999999999}}`, definition.EntryInvalidField, "oauth.callbackPort"},
 		{"oauth metadata url number", `{"url":"u","oauth":{"authServerMetadataUrl":1}}`, definition.EntryInvalidField, "oauth.authServerMetadataUrl"},
+		{"oauth client metadata url number", `{"url":"u","oauth":{"clientMetadataUrl":1}}`, definition.EntryInvalidField, "oauth.clientMetadataUrl"},
 		{"malformed oauth with client secret is malformed", `{"url":"u","oauth":{"clientSecret":"s","scopes":1}}`, definition.EntryInvalidField, "oauth.scopes"},
 		// both transports
 		{"requiresTrustedWorkspace string", `{"command":"a","requiresTrustedWorkspace":"true"}`, definition.EntryInvalidField, "requiresTrustedWorkspace"},
@@ -346,13 +347,14 @@ func TestDecodeDefinitions(t *testing.T) {
 			name: "full http",
 			entry: `{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer ${TOKEN}","X-Trace":"on"},` +
 				`"headersHelper":["/usr/bin/helper","--server","x"],` +
-				`"oauth":{"clientId":"cid","scopes":["read","write"],"callbackPort":8765,"authServerMetadataUrl":"https://auth.example.com/.well-known/oauth-authorization-server"},` +
+				`"oauth":{"clientId":"cid","scopes":["read","write"],"callbackPort":8765,"authServerMetadataUrl":"https://auth.example.com/.well-known/oauth-authorization-server",` +
+				`"clientMetadataUrl":"https://app.example/client.json"},` +
 				`"requiresTrustedWorkspace":false}`,
 			want: definition.Definition{Kind: definition.KindHTTP, URL: "https://mcp.example.com/mcp",
 				Headers:       map[string]string{"Authorization": "Bearer ${TOKEN}", "X-Trace": "on"},
 				HeadersHelper: []string{"/usr/bin/helper", "--server", "x"},
 				OAuth: &definition.OAuth{ClientID: "cid", Scopes: []string{"read", "write"}, CallbackPort: 8765,
-					MetadataURL: "https://auth.example.com/.well-known/oauth-authorization-server"}},
+					MetadataURL: "https://auth.example.com/.well-known/oauth-authorization-server", ClientMetadataURL: "https://app.example/client.json"}},
 		},
 		{
 			name:  "inferred http",

@@ -16,12 +16,13 @@ const FingerprintVersion = "mcpward-fp-v1"
 // SHA-256 of a canonical, injective encoding of every field that decides
 // what runs or where it connects — Name, Kind, Command, Args, Env (keys and
 // values), Cwd, URL, Headers (keys and values), HeadersHelper, OAuth
-// (ClientID, Scopes, CallbackPort, MetadataURL), RequiresTrustedWorkspace,
+// (ClientID, Scopes, CallbackPort, MetadataURL, ClientMetadataURL),
+// RequiresTrustedWorkspace,
 // Refusal, and IncludeTools and ExcludeTools (they decide which tools run).
 // The tool filter lines are written only when a filter is present, so a
 // definition without one keeps the fingerprint it had before filters
 // existed, while an empty includeTools (no tool at all) still differs from
-// none.
+// none. Likewise clientMetadataUrl is written only when set.
 //
 // Secrets are never hashed; each is replaced by a marker naming its source:
 //   - a secret stretch by "var:NAME": one a credential-shaped variable
@@ -79,7 +80,7 @@ func Fingerprint(m *Materialized) string {
 //	url []
 //	headers {}
 //	headersHelper null | ["argv0" "argv1"]
-//	oauth null | {clientId "x" scopes ["a"] callbackPort 0 metadataUrl ""}
+//	oauth null | {clientId "x" scopes ["a"] callbackPort 0 metadataUrl "" [clientMetadataUrl "y"]}
 //	requiresTrustedWorkspace false
 //	refusal ""
 //	includeTools ["a" "b"]      (only when IncludeTools is non-nil)
@@ -135,6 +136,10 @@ func fpAppend(b []byte, m *Materialized) []byte {
 		b = strconv.AppendInt(b, int64(o.CallbackPort), 10)
 		b = append(b, " metadataUrl "...)
 		b = strconv.AppendQuote(b, o.MetadataURL)
+		if o.ClientMetadataURL != "" { // absent: the fingerprints of before
+			b = append(b, " clientMetadataUrl "...)
+			b = strconv.AppendQuote(b, o.ClientMetadataURL)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, "\nrequiresTrustedWorkspace "...)

@@ -53,6 +53,10 @@ func fpEncodeReference(m *Materialized) []byte {
 		b.WriteString(strconv.Itoa(o.CallbackPort))
 		b.WriteString(" metadataUrl ")
 		b.WriteString(strconv.Quote(o.MetadataURL))
+		if o.ClientMetadataURL != "" {
+			b.WriteString(" clientMetadataUrl ")
+			b.WriteString(strconv.Quote(o.ClientMetadataURL))
+		}
 		b.WriteByte('}')
 	}
 	b.WriteString("\nrequiresTrustedWorkspace ")

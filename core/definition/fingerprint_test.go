@@ -225,6 +225,7 @@ func TestFingerprintChanges(t *testing.T) {
 		{"oauth scopes", func(d *Definition, _ map[string]string) { d.OAuth.Scopes = []string{"s", "t"} }, false},
 		{"oauth port", func(d *Definition, _ map[string]string) { d.OAuth.CallbackPort = 2 }, false},
 		{"oauth metadata", func(d *Definition, _ map[string]string) { d.OAuth.MetadataURL = "https://n.example" }, false},
+		{"oauth client metadata", func(d *Definition, _ map[string]string) { d.OAuth.ClientMetadataURL = "https://c.example/m.json" }, false},
 		{"requires trusted", func(d *Definition, _ map[string]string) { d.RequiresTrustedWorkspace = true }, false},
 		{"refusal", func(d *Definition, _ map[string]string) { d.Refusal = "deprecated_transport" }, false},
 		{"include tools added", func(d *Definition, _ map[string]string) { d.IncludeTools = []string{"read"} }, false},

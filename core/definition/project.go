@@ -22,7 +22,7 @@ import (
 //	endpoint                  the activation endpoint (see Endpoint)
 //	envKeys, headerKeys       sorted keys, always an array
 //	headersHelper             the helper argv, literal shapes masked (omitted)
-//	oauth                     {clientId, scopes, callbackPort, metadataUrl} (omitted)
+//	oauth                     {clientId, scopes, callbackPort, metadataUrl, clientMetadataUrl} (omitted)
 //	requiresTrustedWorkspace  bool
 //	refusal                   the refusal word (omitted)
 //	includeTools, excludeTools  the tool filters, literal shapes masked
@@ -71,6 +71,8 @@ type ProjectionOAuth struct {
 	Scopes       []string `json:"scopes,omitempty"`
 	CallbackPort int      `json:"callbackPort,omitempty"`
 	MetadataURL  string   `json:"metadataUrl,omitempty"`
+	// ClientMetadataURL is the client metadata document URL, masked.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
 }
 
 // Project returns the projection of a materialized definition: command,
@@ -183,6 +185,8 @@ func projCommon(d *Definition) Projection {
 			ClientID:     secret.MaskLiterals(o.ClientID),
 			CallbackPort: o.CallbackPort,
 			MetadataURL:  secret.MaskLiterals(o.MetadataURL),
+
+			ClientMetadataURL: secret.MaskLiterals(o.ClientMetadataURL),
 		}
 		if len(o.Scopes) > 0 {
 			po.Scopes = make([]string, len(o.Scopes))

@@ -124,6 +124,10 @@ type OAuth struct {
 	// MetadataURL is the authorization server metadata URL override, "" if
 	// absent.
 	MetadataURL string
+	// ClientMetadataURL is the URL of the client's metadata document (its
+	// client_id where the authorization server supports such documents),
+	// "" if absent.
+	ClientMetadataURL string
 }
 
 // Definition is one decoded, well-formed server entry. Its string values are

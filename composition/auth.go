@@ -113,6 +113,8 @@ type Authentication struct {
 	// challenges are the latest 401/403 challenges of each connection
 	// (challenges.go).
 	challenges challengeLog
+	// clientMetadataURL is Config.OAuth.ClientMetadataURL ("" without).
+	clientMetadataURL string
 }
 
 // need is what one HTTP definition (one server id and fingerprint) asked
@@ -142,6 +144,9 @@ func NewAuthentication(cfg Config, oc *oauth.Client) (*Authentication, error) {
 		hosts:     maps.Clone(cfg.Authenticators),
 		oauth:     oc,
 		needs:     map[string][]need{},
+	}
+	if cfg.OAuth != nil {
+		a.clientMetadataURL = cfg.OAuth.ClientMetadataURL
 	}
 	// Let httptransport validate HelperEnv once, here, with a probe argv
 	// it allows: a bad environment is the host's error, not every

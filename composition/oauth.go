@@ -32,6 +32,13 @@ type OAuthConfig struct {
 	// exactly localhost, 127.0.0.1 and [::1] (oauth.Options.AllowLoopbackHTTP).
 	// false means https everywhere, as the MCP authorization spec requires.
 	AllowLoopbackHTTP bool
+	// ClientMetadataURL, when set, is the https URL of this host's OAuth
+	// client id metadata document: a sign-in to a server without a
+	// pre-registered client id uses it as its client_id where the
+	// authorization server supports such documents
+	// (client_id_metadata_document_supported), instead of registering.
+	// "" means dynamic registration only.
+	ClientMetadataURL string
 }
 
 // Reasons of the OAuth flow of a Host.
@@ -136,7 +143,9 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 	if !ok {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotConnectable, name)
 	}
-	return oauthServer(name, t.URL, s.Def.OAuth), nil
+	os := oauthServer(name, t.URL, s.Def.OAuth)
+	os.ClientMetadataURL = h.auth.clientMetadataURL
+	return os, nil
 }
 
 // SignIn signs the user in to the OAuth server named name: discovery,

@@ -36,18 +36,6 @@ var conformanceFailures = map[string]string{
 	// origin. mcpward never guesses: sign-in stops at discovery.
 	"auth/2025-03-26-oauth-metadata-backcompat": "resource_metadata_unavailable",
 	"auth/2025-03-26-oauth-endpoint-fallback":   "resource_metadata_unavailable",
-
-	// Client side of the OAuth client, not wired yet: a client id
-	// metadata document, the token endpoint's client authentication, a
-	// pre-registered client's secret, client credentials, cross-app
-	// access.
-	"auth/basic-cimd":                     "Client SHOULD use URL-based client ID",
-	"auth/token-endpoint-auth-basic":      "Client used none but server only supports",
-	"auth/token-endpoint-auth-post":       "Client used none but server only supports",
-	"auth/pre-registration":               "Client did not use Basic authentication",
-	"auth/client-credentials-jwt":         "Expected grant_type=client_credentials",
-	"auth/client-credentials-basic":       "Expected grant_type=client_credentials",
-	"auth/cross-app-access-complete-flow": "Client did not perform token exchange",
 }
 
 // peerPath returns the absolute path of a file of peers/, failing the test

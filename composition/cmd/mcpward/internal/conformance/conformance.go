@@ -15,8 +15,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -41,7 +43,18 @@ type Scenario struct {
 	Args string
 	// Auth marks a scenario whose server asks for a sign-in.
 	Auth bool
+	// Grant is how the client signs in without a browser: GrantCode (the
+	// authorization code flow, following the authorization URL itself),
+	// GrantClientCredentials or GrantCrossApp.
+	Grant string
 }
+
+// The Grants of a Scenario.
+const (
+	GrantCode              = ""
+	GrantClientCredentials = "client_credentials"
+	GrantCrossApp          = "cross_app"
+)
 
 // scenarios are the client scenarios that call a tool; every other
 // scenario (initialize, and each auth/ scenario, which calls "test-tool")
@@ -59,8 +72,15 @@ func Lookup(name string) (Scenario, bool) {
 	if s, ok := scenarios[name]; ok {
 		return s, true
 	}
-	if len(name) > len("auth/") && name[:len("auth/")] == "auth/" {
-		return Scenario{Tool: "test-tool", Args: `{}`, Auth: true}, true
+	if strings.HasPrefix(name, "auth/") {
+		sc := Scenario{Tool: "test-tool", Args: `{}`, Auth: true}
+		switch {
+		case strings.HasPrefix(name, "auth/client-credentials-"):
+			sc.Grant = GrantClientCredentials
+		case strings.HasPrefix(name, "auth/cross-app-access-"):
+			sc.Grant = GrantCrossApp
+		}
+		return sc, true
 	}
 	return Scenario{}, false
 }
@@ -72,6 +92,11 @@ type Context struct {
 	ClientSecret     string `json:"client_secret"`
 	PrivateKeyPEM    string `json:"private_key_pem"`
 	SigningAlgorithm string `json:"signing_algorithm"`
+	// Cross-app access: the user's ID token from the enterprise IdP, and
+	// this client there.
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 // Main runs one scenario: args ends with the server URL, lookup reads
@@ -145,7 +170,7 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		}
 		signIns++
 		fleet.Close()
-		if err := signIn(ctx, host, srcs, log); err != nil {
+		if err := signIn(ctx, host, srcs, sc, cc, log); err != nil {
 			return err
 		}
 		fleet, sr = connect(ctx, host, srcs)
@@ -219,12 +244,37 @@ func connect(ctx context.Context, host *composition.Host, srcs []definition.Sour
 	return fleet, composition.ServerResult{Name: serverName, State: composition.StateUnknown}
 }
 
-// signIn signs in without a person: it begins the sign-in, follows the
-// authorization URL itself (the suite's authorization endpoint answers at
-// once with a redirect to the callback) and completes the sign-in with
-// that redirect.
-func signIn(ctx context.Context, host *composition.Host, srcs []definition.Source, log io.Writer) error {
-	p, err := host.BeginSignIn(ctx, srcs, serverName)
+// signIn signs in without a person, as sc.Grant says. For the
+// authorization code flow it begins the sign-in (with the pre-registered
+// client's secret when the context has one), follows the authorization URL
+// itself (the suite's authorization endpoint answers at once with a
+// redirect to the callback) and completes the sign-in with that redirect.
+func signIn(ctx context.Context, host *composition.Host, srcs []definition.Source, sc Scenario, cc Context, log io.Writer) error {
+	switch sc.Grant {
+	case GrantClientCredentials:
+		creds := oauth.ClientCredentials{ClientID: cc.ClientID, Secret: cc.ClientSecret, Alg: cc.SigningAlgorithm}
+		if cc.PrivateKeyPEM != "" {
+			creds.Secret, creds.PrivateKeyPEM = "", []byte(cc.PrivateKeyPEM)
+		}
+		if err := host.SignInClientCredentials(ctx, srcs, serverName, creds); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "signed in (client credentials)")
+		return nil
+	case GrantCrossApp:
+		x := oauth.CrossApp{
+			IdPTokenEndpoint: cc.IdPTokenEndpoint,
+			SubjectToken:     cc.IdPIDToken,
+			IdPClientID:      cc.IdPClientID,
+			Client:           oauth.ClientCredentials{ClientID: cc.ClientID, Secret: cc.ClientSecret},
+		}
+		if err := host.SignInCrossApp(ctx, srcs, serverName, x); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "signed in (cross-app access)")
+		return nil
+	}
+	p, err := host.BeginSignInWithOptions(ctx, srcs, serverName, oauth.SignInOptions{ClientSecret: cc.ClientSecret})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,9 @@ func TestCLISignIn(t *testing.T) {
 		{name: "tools before signing in", args: []string{"tools", "signin"}, code: 1,
 			stderr: `failed (auth_required oauth_sign_in_required); sign in with "mcpward login signin"`},
 		{name: "usage", args: []string{"login"}, code: 2, stderr: "login takes 1 argument(s), got 0"},
+		{name: "--client-secret-stdin without a secret", args: []string{"login", "--client-secret-stdin", "signin"}, code: 2, stderr: "no client secret on stdin"},
+		{name: "--client-credentials without a secret", args: []string{"login", "--client-credentials", "signin"}, code: 2, stderr: "no client secret on stdin"},
+		{name: "--private-key-file unreadable", args: []string{"login", "--client-credentials", "--private-key-file", "/nonexistent.pem", "signin"}, code: 2, stderr: "--private-key-file cannot be read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := w.run(t, tt.args...)

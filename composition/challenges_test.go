@@ -2,7 +2,9 @@ package composition
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -136,4 +138,32 @@ func TestDiscoverOAuth(t *testing.T) {
 	rep, err = h.DiscoverOAuth(ctx, srcs, "local")
 	assert.Equal(t, ReasonNotOAuth, refusal.ReasonOf(err))
 	assert.Nil(t, rep)
+}
+
+// TestSignInOptionsAndRefusals: BeginSignInWithOptions listens on the
+// callback port it is given; the headless sign-ins refuse, before
+// anything is sent, what SignIn refuses.
+func TestSignInOptionsAndRefusals(t *testing.T) {
+	o := newOAuthMCP(t)
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, oauthConfig(t, o.ts))
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	srcs := userSrc(`{"mcpServers": {"plain": {"type": "http", "url": "` + o.ts.URL + `/mcp"}, "local": {"command": "/bin/true"}}}`)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	p, err := h.BeginSignInWithOptions(ctx, srcs, "plain", oauth.SignInOptions{CallbackPort: port})
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:"+strconv.Itoa(port)+"/callback", p.RedirectURI())
+	require.NoError(t, p.Close())
+
+	for _, name := range []string{"local", "ghost"} {
+		err := h.SignInClientCredentials(ctx, srcs, name, oauth.ClientCredentials{ClientID: "bot", Secret: "s"})
+		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
+		err = h.SignInCrossApp(ctx, srcs, name, oauth.CrossApp{SubjectToken: "t"})
+		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
+	}
 }

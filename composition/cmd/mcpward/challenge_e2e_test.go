@@ -48,4 +48,15 @@ func TestCLIBearerChallenge(t *testing.T) {
 	assert.Contains(t, r.stdout, `fix: run "mcpward login guarded"`)
 	assert.Contains(t, r.stdout, "OAuth discovery of guarded:")
 	assert.NotContains(t, r.stdout+r.stderr, "files:read", "nothing the server sent is printed but projected URLs")
+
+	r = w.run(t, "doctor", "guarded", "--json")
+	var doc struct {
+		OAuth *struct {
+			Steps []struct{ Check, Outcome, Reason string } `json:"steps"`
+		} `json:"oauth"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
+	require.NotNil(t, doc.OAuth, r.stdout)
+	require.NotEmpty(t, doc.OAuth.Steps)
+	assert.Equal(t, "failed", doc.OAuth.Steps[0].Outcome, "http is refused: the CLI signs in over https only")
 }

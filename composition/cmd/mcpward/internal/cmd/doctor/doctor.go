@@ -72,7 +72,10 @@ why (its exit status, its program, or its host:port and the network
 cause), and the end of a stdio server's own stderr is printed after the
 findings, under a heading that says so, with every secret of its
 definition and every credential-shaped string masked and every control
-character shown escaped.
+character shown escaped. For an OAuth server (its definition has "oauth",
+or it refused the connection for its credential), NAME's OAuth discovery
+runs too, without signing in: each location tried, its status and outcome,
+and what did not line up.
 
 With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 "sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
@@ -81,7 +84,9 @@ With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 [{"subject", "name", "state", "reason", "why", "fix", "intentional",
 "detail"}], "ok"}; "ok" is true when every finding is intentional; with
 NAME also "connection" {"name", "state", "class", "reason", "detail",
-"stderr" (the masked tail, exact)}.
+"stderr" (the masked tail, exact)} and, for an OAuth server, "oauth"
+{"server", "resource", "issuer", "scopes", "steps" [{"check", "url",
+"status", "outcome", "reason", "hint"}], "reason"}.
 
 Exit code 1 when a problem is found; 0 when there is none, intentional
 states included.`,

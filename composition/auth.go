@@ -209,7 +209,11 @@ func (a *Authentication) authenticator(t ports.Target) (ports.Authenticator, err
 		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthNotDecided, Server: t.ServerID,
 			Detail: "authentication of this definition was not decided; evaluate it first"}
 	case n.oauth != nil && a.oauth != nil:
-		return a.oauth.Authenticator(oauthServer(t.ServerID, t.URL, n.oauth))
+		au, err := a.oauth.Authenticator(oauthServer(t.ServerID, t.URL, n.oauth))
+		if err != nil {
+			return nil, err
+		}
+		return a.watchStepUp(t, au), nil
 	case n.oauth != nil:
 		return nil, oauthRefusal(t.ServerID)
 	case n.helper != nil:

@@ -2,6 +2,7 @@ package composition
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +29,10 @@ const (
 type challenge struct {
 	status int
 	bearer bool
+	// stepUp: the OAuth Authenticator answered this connection's latest
+	// refusal with an *oauth.StepUpError (a new sign-in asking for more
+	// scope would cure it); taken by the next classification.
+	stepUp bool
 }
 
 // challengeLog remembers the latest challenge of each server id and URL,
@@ -89,6 +94,32 @@ func (l *challengeLog) record(id, rawURL string, c challenge) {
 	l.m[k] = ch
 }
 
+// markStepUp notes that the latest refusal of server id at rawURL asks
+// for a step-up.
+func (l *challengeLog) markStepUp(id, rawURL string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := challengeKey(id, rawURL)
+	if c, ok := l.m[k]; ok {
+		c.stepUp = true
+		l.m[k] = c
+	}
+}
+
+// takeStepUp reports, and clears, a step-up noted for server id at rawURL.
+func (l *challengeLog) takeStepUp(id, rawURL string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := challengeKey(id, rawURL)
+	c, ok := l.m[k]
+	if !ok || !c.stepUp {
+		return false
+	}
+	c.stepUp = false
+	l.m[k] = c
+	return true
+}
+
 // get returns the latest challenge of server id at rawURL.
 func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
 	l.mu.Lock()
@@ -97,7 +128,10 @@ func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
 	return c, ok
 }
 
-// signInRequired turns the refusal of a connection to t that got a 401
+// signInRequired turns a refusal of t's credential that the OAuth
+// Authenticator answered with a step-up (stepUpWatch) into Class
+// AuthRequired, Reason oauth.ReasonStepUpRequired; and the refusal of a
+// connection to t that got a 401
 // without an authenticator (Class AuthRequired,
 // httptransport.ReasonAuthRequired) into Reason oauth.ReasonSignInRequired
 // when the server's challenge was Bearer and the deployment can sign in
@@ -105,6 +139,13 @@ func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
 // its definition has "oauth". Any other refusal, and that of a definition
 // setting its own Authorization header, is returned as is.
 func (a *Authentication) signInRequired(t ports.Target, r *refusal.Error) *refusal.Error {
+	if r != nil && r.Class == refusal.AuthRefused && r.Reason == httptransport.ReasonAuthRefused &&
+		a.challenges.takeStepUp(t.ServerID, t.URL) {
+		c := *r
+		c.Class, c.Reason = refusal.AuthRequired, oauth.ReasonStepUpRequired
+		c.Detail = "the server wants more scope: a new sign-in asks for it"
+		return &c
+	}
 	if r == nil || a.oauth == nil || r.Class != refusal.AuthRequired || r.Reason != httptransport.ReasonAuthRequired || setsAuthorization(t) {
 		return r
 	}
@@ -137,7 +178,33 @@ func (a *Authentication) signedInAuthenticator(ctx context.Context, t ports.Targ
 	if err != nil {
 		return nil
 	}
-	return au
+	return a.watchStepUp(t, au)
+}
+
+// watchStepUp returns au, an OAuth Authenticator of t, noting every
+// refusal it answers with an *oauth.StepUpError for signInRequired: the
+// transport reports any refusal of a credential as AuthRefused, and this
+// is how its reason is kept.
+func (a *Authentication) watchStepUp(t ports.Target, au *oauth.Authenticator) ports.Authenticator {
+	return &stepUpWatch{Authenticator: au, log: &a.challenges, id: t.ServerID, url: t.URL}
+}
+
+// stepUpWatch is an OAuth Authenticator whose step-up refusals are noted
+// in log for its server id and URL.
+type stepUpWatch struct {
+	*oauth.Authenticator
+	log     *challengeLog
+	id, url string
+}
+
+// Refused implements ports.Authenticator.
+func (w *stepUpWatch) Refused(ctx context.Context, r ports.AuthRefusal) (bool, error) {
+	retry, err := w.Authenticator.Refused(ctx, r)
+	var su *oauth.StepUpError
+	if errors.As(err, &su) {
+		w.log.markStepUp(w.id, w.url)
+	}
+	return retry, err
 }
 
 // setsAuthorization reports whether t's static headers set Authorization.

@@ -1,7 +1,9 @@
 package composition
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -165,5 +167,40 @@ func TestSignInOptionsAndRefusals(t *testing.T) {
 		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
 		err = h.SignInCrossApp(ctx, srcs, name, oauth.CrossApp{SubjectToken: "t"})
 		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
+	}
+}
+
+// TestStepUpReason: a call the server refuses for insufficient_scope,
+// naming a scope the credential lacks, fails as Class AuthRequired,
+// oauth.ReasonStepUpRequired (the transport alone would say auth_refused).
+func TestStepUpReason(t *testing.T) {
+	o := newOAuthMCP(t)
+	inner := o.ts.Config.Handler
+	o.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" && r.Header.Get("Authorization") != "" && r.Body != nil {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			if bytes.Contains(b, []byte(`"tools/call"`)) {
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="notes:write"`)
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, oauthConfig(t, o.ts))
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	// One server with "oauth", one without (signed in from its challenge).
+	for name, def := range map[string]string{"keyed": `"oauth": {}`, "plain": `"headers": {}`} {
+		srcs := userSrc(`{"mcpServers": {"` + name + `": {"type": "http", "url": "` + o.ts.URL + `/mcp", ` + def + `}}}`)
+		require.NoError(t, h.SignIn(ctx, srcs, name, browser(t, o.ts)))
+		f := h.Connect(ctx, srcs, nil)
+		require.Equal(t, StateConnected, f.Servers()[0].State, "%+v", f.Servers()[0])
+		_, err = f.Call(ctx, name, "whoami", nil)
+		assert.Equal(t, refusal.AuthRequired, refusal.ClassOf(err), def)
+		assert.Equal(t, oauth.ReasonStepUpRequired, refusal.ReasonOf(err), def)
+		require.NoError(t, f.Close())
 	}
 }

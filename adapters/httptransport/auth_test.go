@@ -49,7 +49,6 @@ func TestAuthRetry(t *testing.T) {
 		{name: "401 forever: exactly one retry", retries: 5, wantReqs: 2, wantErr: ReasonAuthRefused, wantClass: refusal.AuthRefused},
 		{name: "authenticator allows no retry", accept: "Bearer fresh", retries: 0, wantReqs: 1, wantErr: ReasonAuthRefused, wantClass: refusal.AuthRefused},
 		{name: "re-authorization fails", accept: "Bearer fresh", retries: 1, reauthErr: errors.New("secret-reauth-text"), wantReqs: 1, wantErr: ReasonAuthRefused, wantClass: refusal.AuthRefused},
-		{name: "a new sign-in is needed (step-up)", accept: "Bearer fresh", retries: 1, reauthErr: &refusal.Error{Class: refusal.AuthRequired, Reason: "step_up_required", Detail: "sign in again"}, wantReqs: 1, wantErr: "step_up_required", wantClass: refusal.AuthRequired},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

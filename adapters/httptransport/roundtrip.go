@@ -84,11 +84,6 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if r := (*refusal.Error)(nil); errors.As(rerr, &r) && r.Class == refusal.AuthRequired {
-				// The authenticator needs a new sign-in (a step-up): its
-				// reason says so.
-				return nil, rt.authError(rerr)
-			}
 			return nil, rt.refuse(refusal.AuthRefused, ReasonAuthRefused)
 		}
 		if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {

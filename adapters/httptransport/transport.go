@@ -155,9 +155,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // 403 with no authenticator is Class AuthRequired (ReasonAuthRequired); with
 // one, Refused is called once per request and the request resent once with
 // fresh headers when it allows, else (or on a second 401/403) Class
-// AuthRefused (ReasonAuthRefused), but for a Refused error of Class
-// AuthRequired (a new sign-in is needed, such as a step-up), returned with
-// its Reason. A Headers failure sends nothing and keeps
+// AuthRefused (ReasonAuthRefused). A Headers failure sends nothing and keeps
 // the refusal's Class (AuthRequired, AuthRefused or Transient). Any 3xx is
 // ReasonRedirectRefused; other statuses the SDK would report only as text
 // are a *StatusError.

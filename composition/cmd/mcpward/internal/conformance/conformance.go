@@ -72,7 +72,7 @@ func Lookup(name string) (Scenario, bool) {
 	if s, ok := scenarios[name]; ok {
 		return s, true
 	}
-	if strings.HasPrefix(name, "auth/") {
+	if strings.HasPrefix(name, "auth/") && len(name) > len("auth/") {
 		sc := Scenario{Tool: "test-tool", Args: `{}`, Auth: true}
 		switch {
 		case strings.HasPrefix(name, "auth/client-credentials-"):

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -202,5 +203,40 @@ func TestStepUpReason(t *testing.T) {
 		assert.Equal(t, refusal.AuthRequired, refusal.ClassOf(err), def)
 		assert.Equal(t, oauth.ReasonStepUpRequired, refusal.ReasonOf(err), def)
 		require.NoError(t, f.Close())
+	}
+}
+
+// TestClientMetadataURL: where the authorization server supports client id
+// metadata documents, the definition's oauth.clientMetadataUrl, else the
+// host's OAuthConfig.ClientMetadataURL, is the sign-in's client_id.
+func TestClientMetadataURL(t *testing.T) {
+	o := newOAuthMCP(t)
+	inner := o.ts.Config.Handler
+	o.ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-authorization-server" {
+			oauthJSON(w, http.StatusOK, map[string]any{
+				"issuer": o.ts.URL, "authorization_endpoint": o.ts.URL + "/authorize", "token_endpoint": o.ts.URL + "/token",
+				"code_challenge_methods_supported": []string{"S256"}, "client_id_metadata_document_supported": true,
+			})
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	cfg := oauthConfig(t, o.ts)
+	cfg.OAuth.ClientMetadataURL = "https://host.example.com/client.json"
+	h, cleanup, err := Headless(StateDir(t.TempDir()), nil, cfg)
+	require.NoError(t, err)
+	defer cleanup()
+	ctx := context.Background()
+	srcs := userSrc(`{"mcpServers": {
+	  "plain": {"type": "http", "url": "` + o.ts.URL + `/mcp"},
+	  "own":   {"type": "http", "url": "` + o.ts.URL + `/mcp", "oauth": {"clientMetadataUrl": "https://own.example.com/client.json"}}}}`)
+	for name, want := range map[string]string{"plain": "https://host.example.com/client.json", "own": "https://own.example.com/client.json"} {
+		p, err := h.BeginSignIn(ctx, srcs, name)
+		require.NoError(t, err, name)
+		u, err := url.Parse(p.URL())
+		require.NoError(t, err)
+		assert.Equal(t, want, u.Query().Get("client_id"), name)
+		require.NoError(t, p.Close())
 	}
 }

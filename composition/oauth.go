@@ -36,8 +36,9 @@ type OAuthConfig struct {
 	// client id metadata document: a sign-in to a server without a
 	// pre-registered client id uses it as its client_id where the
 	// authorization server supports such documents
-	// (client_id_metadata_document_supported), instead of registering.
-	// "" means dynamic registration only.
+	// (client_id_metadata_document_supported), instead of registering. A
+	// definition's oauth.clientMetadataUrl wins over it. "" means dynamic
+	// registration only (unless the definition names a document).
 	ClientMetadataURL string
 }
 
@@ -97,6 +98,7 @@ func oauthServer(id, rawURL string, o *definition.OAuth) oauth.Server {
 		s.Scopes = append([]string(nil), o.Scopes...)
 		s.CallbackPort = o.CallbackPort
 		s.MetadataURL = o.MetadataURL
+		s.ClientMetadataURL = o.ClientMetadataURL
 	}
 	return s
 }
@@ -144,7 +146,9 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotConnectable, name)
 	}
 	os := oauthServer(name, t.URL, s.Def.OAuth)
-	os.ClientMetadataURL = h.auth.clientMetadataURL
+	if os.ClientMetadataURL == "" {
+		os.ClientMetadataURL = h.auth.clientMetadataURL
+	}
 	return os, nil
 }
 

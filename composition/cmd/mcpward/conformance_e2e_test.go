@@ -27,9 +27,6 @@ const (
 // expected to fail, each with the texts the run's output must show, which
 // say why. Every other client scenario of the pinned suite must pass.
 var conformanceFailures = map[string][]string{
-	// No elicitation capability yet: the server's elicitation request is
-	// refused, so its checks fail.
-	"elicitation-sep1034-client-defaults": {"ClientElicitationSEP1034General"},
 	// The 2025-03-26 fallbacks: no protected-resource metadata, so the
 	// client would have to guess the authorization server's metadata
 	// (backcompat) or its endpoints (fallback) from the MCP server's

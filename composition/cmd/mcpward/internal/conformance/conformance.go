@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/headless"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -146,7 +147,7 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		return err
 	}
 	defer os.RemoveAll(dir)
-	host, cleanup, err := composition.Headless(composition.StateDir(dir), nil, composition.Config{
+	host, cleanup, err := headless.New(dir, nil, composition.Config{
 		Actor: "conformance",
 		OAuth: oauthConfig(),
 	})
@@ -235,7 +236,11 @@ func sources(serverURL string, cc Context) ([]definition.Source, error) {
 // connect connects the scenario's server alone and returns the fleet and
 // its result.
 func connect(ctx context.Context, host *composition.Host, srcs []definition.Source) (*composition.Fleet, composition.ServerResult) {
-	fleet := host.Connect(ctx, srcs, &composition.ConnectOptions{Names: []string{serverName}})
+	// A server's questions are answered with the defaults its form gives
+	// (the harness has nobody to ask), as the elicitation scenario
+	// expects of a client that declares elicitation.
+	fleet := host.Connect(ctx, srcs, &composition.ConnectOptions{Names: []string{serverName},
+		Elicitation: &composition.ElicitationOptions{Elicitor: composition.ElicitDefaults()}})
 	for _, s := range fleet.Servers() {
 		if s.Name == serverName {
 			return fleet, s

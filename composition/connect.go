@@ -67,6 +67,16 @@ type ConnectOptions struct {
 	// tool's own result-size metadata sets one; 0 means
 	// catalog.DefaultAdmissionCap (100,000).
 	ResultCap int
+	// MaxBinaryBytes bounds each image, audio or embedded blob block of a
+	// tool result or prompt, in decoded bytes, apart from ResultCap: a
+	// larger block refuses the result (Class Protocol, Reason
+	// "binary_content_too_large"); 0 means catalog.DefaultMaxBinaryBytes
+	// (5 MiB).
+	MaxBinaryBytes int
+	// ReadCap bounds what a resource read hands over, in bytes (a longer
+	// read is cut and marked Truncated); 0 means catalog.DefaultReadCap
+	// (1 MiB).
+	ReadCap int
 	// ConnectTimeout bounds one connect attempt (connect and first
 	// discovery); 0 means supervisor.DefaultConnectTimeout (30 s),
 	// supervisor.NoTimeout none.

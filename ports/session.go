@@ -92,6 +92,11 @@ type ToolItem struct {
 	InputSchema any
 	// Meta is the tool's _meta object decoded the same way, or nil.
 	Meta map[string]any
+	// OutputSchema is the server's outputSchema decoded like InputSchema,
+	// nil when the tool declared none. Shared and read-only.
+	OutputSchema any
+	// Annotations are the tool's annotations, nil when it had none.
+	Annotations *ToolAnnotations
 }
 
 // DroppedTool is a tool the client library excluded from a page.

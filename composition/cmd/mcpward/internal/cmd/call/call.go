@@ -336,6 +336,9 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		return err
 	}
 	if err != nil {
+		if note := explainResultError(err); note != "" {
+			return &cmdutil.NotedError{Err: err, Note: note}
+		}
 		elapsed := opts.clock().Now().Sub(start)
 		flag, limit := "--call-timeout", opts.Timeouts.Call
 		if p := r.Evaluation.Projection; p != nil && p.Timeout > 0 {
@@ -353,7 +356,8 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		res.Content = json.RawMessage("[]")
 	}
 	if opts.JSON {
-		_ = jsonout.Write(opts.IO.Out, view.Call{Server: server, Tool: opts.Tool, IsError: res.IsError, Truncated: res.Truncated, Content: res.Content})
+		_ = jsonout.Write(opts.IO.Out, view.Call{Server: server, Tool: opts.Tool, IsError: res.IsError, Truncated: res.Truncated,
+			Content: res.Content, StructuredContent: res.StructuredContent})
 	} else {
 		WriteContent(opts.IO.Out, res)
 		if res.IsError {
@@ -374,38 +378,6 @@ func (o *Options) clock() clock.Clock {
 		return clock.Real()
 	}
 	return o.Clock
-}
-
-// Indent is what starts every line of a result's text but the first.
-const Indent = "  "
-
-// WriteContent writes the items of a result for people: the text items
-// one after the other, a placeholder for each other item, every character
-// that could drive a terminal escaped (termsafe.Text), and every line but
-// the first indented by Indent (an empty line stays empty), so no line of
-// a result can pass for one of mcpward's own.
-func WriteContent(w io.Writer, res ports.ToolResult) {
-	var items []map[string]json.RawMessage
-	if json.Unmarshal(res.Content, &items) != nil {
-		fmt.Fprintln(w, "[unreadable content]")
-		return
-	}
-	var lines []string
-	for _, it := range items {
-		var typ, text string
-		_ = json.Unmarshal(it["type"], &typ)
-		if typ == "text" && json.Unmarshal(it["text"], &text) == nil {
-			lines = append(lines, strings.Split(termsafe.Text(text), "\n")...)
-			continue
-		}
-		lines = append(lines, "["+termsafe.Line(typ)+" content]")
-	}
-	for i, l := range lines {
-		if i > 0 && l != "" {
-			l = Indent + l
-		}
-		fmt.Fprintln(w, l)
-	}
 }
 
 // suggest is the note of an unknown tool on r: why it is absent when the

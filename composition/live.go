@@ -586,7 +586,11 @@ func (f *Fleet) isClosed() bool {
 // server's supervisor: the call is bounded by its CallTimeout and
 // CallTimeoutMax (see ConnectOptions.Supervisor) and fails with Class
 // Transient, supervisor.ReasonCallTimeout when it outlives them. A host
-// that wants the call's progress passes a ctx from ports.WithProgress.
+// that wants the call's progress passes a ctx from ports.WithProgress:
+// only such a call sends the server a progress token, gets its progress
+// and has its CallTimeout window restarted by it; without one,
+// CallTimeout bounds the whole call (a long job that reports progress is
+// cut off all the same).
 func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
 	sv := f.supervisor(server)
 	if sv == nil {

@@ -186,3 +186,32 @@ func TestEnvelopeSeeds(t *testing.T) {
 		})
 	}
 }
+
+// benchLine is a tools/call result as the fixture server writes it.
+var benchLine = []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"{\"records\":[{\"id\":1,\"kind\":\"a\"},{\"id\":2,\"kind\":\"b\"}]}"}],"structuredContent":{"records":[{"id":1,"kind":"a"},{"id":2,"kind":"b"}]}}}`)
+
+// BenchmarkDecodeLine decodes one inbound line: sdk is what the SDK's
+// connection does with it (a batch attempt, then jsonrpc.DecodeMessage),
+// mcpward is decodeLine.
+func BenchmarkDecodeLine(b *testing.B) {
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var batch []json.RawMessage
+			if json.Unmarshal(benchLine, &batch) == nil {
+				b.Fatal("not a batch")
+			}
+			if _, err := jsonrpc.DecodeMessage(benchLine); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mcpward", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeLine(benchLine); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

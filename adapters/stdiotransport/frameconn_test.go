@@ -202,3 +202,32 @@ type countCloser struct {
 }
 
 func (c *countCloser) Close() error { c.closes++; return nil }
+
+// BenchmarkEncodeMessage encodes one tools/call request: sdk is
+// jsonrpc.EncodeMessage plus the newline the SDK's connection appends,
+// mcpward is encodeMessage into a reused buffer.
+func BenchmarkEncodeMessage(b *testing.B) {
+	m := &jsonrpc.Request{ID: mustID(b, float64(42)), Method: "tools/call",
+		Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":7}}`)}
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			data, err := jsonrpc.EncodeMessage(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = append(data, '\n')
+		}
+	})
+	b.Run("mcpward", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.ReportAllocs()
+		for b.Loop() {
+			buf.Reset()
+			if err := encodeMessage(&buf, m); err != nil {
+				b.Fatal(err)
+			}
+			buf.WriteByte('\n')
+		}
+	})
+}

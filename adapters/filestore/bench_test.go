@@ -22,7 +22,7 @@ func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()
 	rec := ports.AuditRecord{Time: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), Action: ports.AuditDecide,
 		Identity: ports.Identity{ServerID: "example", Tier: ports.TierUser, Origin: "/home/u/mcp.json", Fingerprint: "sha256:0"},
-		Outcome: "allowed", Reason: "host_trusted_tier"}
+		Outcome:  "allowed", Reason: "host_trusted_tier"}
 	if err := s.Append(ctx, rec); err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpward/mcpward/adapters/filestore"
 	"github.com/mcpward/mcpward/ports"
@@ -16,7 +18,8 @@ import (
 // (the example server) and Fleet.Close, with the file store as the
 // approval and audit store, so the profile shows the whole connect path:
 // evaluation, activation, the audit append, admission, spawn, initialize,
-// discovery.
+// discovery. cpu-ns/op is this process's CPU time per op (the server is
+// a child, not counted).
 //
 //	cd composition
 //	go test -run '^$' -bench HostConnectStdio -benchmem -count 8 .
@@ -42,6 +45,7 @@ func BenchmarkHostConnectStdio(b *testing.B) {
 	srcs := userSrc(`{"mcpServers": {"example": {"command": ` + string(q) + `}}}`)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu := hostCPU(b)
 	for b.Loop() {
 		f := h.Connect(ctx, srcs, nil)
 		if s := f.Servers(); len(s) != 1 || s[0].State != StateConnected {
@@ -51,7 +55,17 @@ func BenchmarkHostConnectStdio(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(hostCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 	_ = os.Remove(bin)
+}
+
+// hostCPU is the user+system CPU time of this process so far.
+func hostCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal("getrusage failed")
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHostEvaluateStdio is the Evaluate that Connect runs first

@@ -68,11 +68,11 @@ type Stats struct {
 
 // Connect asks the authority again, re-checks the target against the new
 // grant (working directory, environment, program) and spawns the child,
-// then returns the go-sdk connection over its stdin and stdout, with the
-// receive cap applied to every inbound line. ctx bounds the authority call
-// only: the child's lifetime is ended by Close or Kill (or by closing the
-// returned connection, which is what mcp.ClientSession.Close does), never
-// by ctx.
+// then returns an mcp.Connection over its stdin and stdout (this package's
+// framing, see frameConn), with the receive cap applied to every inbound
+// line. ctx bounds the authority call only: the child's lifetime is ended
+// by Close or Kill (or by closing the returned connection, which is what
+// mcp.ClientSession.Close does), never by ctx.
 //
 // Errors are *refusal.Error values: those of Launcher.Transport; Class
 // Transient "canceled" when ctx has ended before the spawn; Transient

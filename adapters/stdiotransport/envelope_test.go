@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -140,6 +142,13 @@ var envelopeSeeds = []string{
 func FuzzEnvelope(f *testing.F) {
 	for _, s := range envelopeSeeds {
 		f.Add([]byte(s))
+	}
+	// What the fixture server wrote in one session (initialize, tools/list,
+	// calls, notifications, errors, a ping answer).
+	traffic, err := os.ReadFile(filepath.Join("testdata", "traffic.ndjson"))
+	require.NoError(f, err)
+	for _, line := range bytes.Split(bytes.TrimSuffix(traffic, []byte("\n")), []byte("\n")) {
+		f.Add(line)
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if bytes.IndexByte(line, '\n') >= 0 {

@@ -231,3 +231,38 @@ func BenchmarkEncodeMessage(b *testing.B) {
 		}
 	})
 }
+
+// FuzzFramer: whatever the chunking, the framer delivers what decodeLine
+// makes of each line, in order, up to the first line it refuses, and never
+// panics or loops.
+func FuzzFramer(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"a"}`+"\n\n"+`{"jsonrpc":"2.0","id":1,"result":{}}`+"\r\n"), uint8(3))
+	f.Add([]byte("x\n"), uint8(1))
+	f.Add([]byte(`{"jsonrpc":"2.0",`), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		msgs, err := frameAll(t, &chunkReader{data: data, chunks: []int{int(chunk), 1, int(chunk) / 2}})
+		var want []jsonrpc.Message
+		lines := bytes.Split(data, []byte("\n"))
+		for i, line := range lines {
+			m, lerr := decodeLine(line)
+			if lerr != nil {
+				if i == len(lines)-1 && errors.Is(lerr, errTruncated) {
+					assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+				} else {
+					assert.True(t, isDecodeFailure(err), "a refused line ends the stream: %v", err)
+				}
+				break
+			}
+			if m != nil {
+				want = append(want, m)
+			}
+			if i == len(lines)-1 {
+				assert.ErrorIs(t, err, io.EOF)
+			}
+		}
+		require.Len(t, msgs, len(want))
+		for i := range want {
+			requireSameMessage(t, want[i], msgs[i])
+		}
+	})
+}

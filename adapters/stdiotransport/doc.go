@@ -59,5 +59,5 @@
 //	Transient    canceled, transport_closed, child_killed, spawn_failed,
 //	             close_timeout
 //	Unsupported  platform_unsupported (any GOOS but linux and darwin)
-//	Internal     transport_reused, connect_failed
+//	Internal     transport_reused
 package stdiotransport

@@ -185,9 +185,10 @@ func (c *killAwareConn) read(ctx context.Context) (jsonrpc.Message, error) {
 // settleLine reads on, once frameConn's decoder has failed (its reader has
 // stopped: nothing else reads the pipe), to the end of the line being
 // read, for at most lineSettle and never past the receive cap. The decoder
-// stops at a line's first byte when it cannot start a message, so an endless line of
-// garbage would otherwise pass for any malformed line: read on, it
-// breaches the cap, which lineCapReader records as the transport's error.
+// stops at a line's first byte when it cannot start a message, so an
+// endless line of garbage would otherwise pass for any malformed line:
+// read on, it breaches the cap, which lineCapReader records as the
+// transport's error.
 func (c *killAwareConn) settleLine() {
 	if c.lines.line == 0 {
 		return // the last byte delivered ended a line

@@ -120,7 +120,7 @@ func newFleet(h *Host, opts *ConnectOptions) *Fleet {
 // is skipped.
 func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []string, background bool) []string {
 	h := f.host
-	ev := h.Evaluate(ctx, srcs)
+	ev, res := h.evaluate(ctx, srcs)
 	if len(names) == 0 {
 		for _, r := range ev.Servers {
 			names = append(names, r.Name)
@@ -133,7 +133,6 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	f.mu.Lock()
 	names = slices.DeleteFunc(names, func(n string) bool { return f.members[n] != nil })
 	f.mu.Unlock()
-	res := h.resolve(srcs)
 	var added []*member
 	for _, name := range names {
 		r, ok := ev.Server(name)
@@ -146,12 +145,12 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		case !r.Usable():
 			continue
 		}
-		t, mat, tr, ok := h.materialTarget(ctx, srcs, name)
+		t, mat, ok := h.connectTarget(res, name, r.Fingerprint)
 		if !ok || f.conn == nil {
 			m.base.State, m.base.Class, m.base.Reason = StateFailed, refusal.Config, ReasonNotConnectable
 			continue
 		}
-		f.diag.add(name, mat, tr.Projection)
+		f.diag.add(name, mat, r.Projection)
 		var def *definition.Definition
 		if s, found := res.Server(name); found {
 			def = s.Def

@@ -122,7 +122,8 @@ type CallRequest struct {
 	// Session.Call has returned; it must not block (it holds up every
 	// notification of the session) and must not call the session. A
 	// notification with any other token is dropped. nil sends no progress
-	// token, so a server has nothing to report progress against.
+	// token, so a server has nothing to report progress against. (The
+	// supervisor sets it only when its own caller asked for progress.)
 	OnProgress func(Progress)
 }
 

@@ -74,6 +74,12 @@ type Tool interface {
 	// Class Transient, Reason "not_connected" without reaching the server;
 	// afterwards calls go to the new process (whatever state the old one
 	// held is gone). Over HTTP an aborted call leaves the session up.
+	//
+	// The call asks the server for progress only when ctx carries a
+	// callback from WithProgress: then the server gets a progress token,
+	// its notifications reach the callback, and each one restarts the
+	// call timeout's window. Without it no token is sent and the call
+	// timeout bounds the whole call.
 	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
 
@@ -98,7 +104,12 @@ type progressKey struct{}
 // WithProgress returns a context carrying f, the host's progress callback
 // for the one tool call made with it through Tool.Call (whose signature
 // has no room for it): the supervisor reports the call's progress to f as
-// it would to CallRequest.OnProgress. Use a fresh context per call.
+// it would to CallRequest.OnProgress. It is how a host asks for progress:
+// only a call whose ctx carries a non-nil f sends the server a progress
+// token, and only such a call has its timeout window restarted by the
+// server's progress (a host that wants long jobs kept alive but not their
+// progress passes a callback that does nothing). Use a fresh context per
+// call.
 func WithProgress(ctx context.Context, f func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }

@@ -138,9 +138,9 @@ func (p *Prompt) Get(ctx context.Context, args map[string]string) (_ ports.Promp
 	return out, nil
 }
 
-// admitPrompt checks res and cuts its messages to limit characters, as a
-// tool result's content is cut (an image or audio block bounded by
-// binLimit bytes instead).
+// admitPrompt checks res and cuts its messages to limit characters (an
+// image or audio block of a message counts against binLimit bytes
+// instead, as in a tool result).
 func admitPrompt(res ports.PromptResult, limit, binLimit int) (ports.PromptResult, bool) {
 	arr := make([]byte, 0, 256)
 	arr = append(arr, '[')

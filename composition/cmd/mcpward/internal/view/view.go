@@ -588,8 +588,11 @@ func ExplainProblem(p definition.SourceProblem) (why, fix string) {
 // Hint is what a failure line adds for a reason the user can fix with one
 // command ("" for any other reason).
 func Hint(name, reason string) string {
-	if reason == oauth.ReasonSignInRequired {
+	switch reason {
+	case oauth.ReasonSignInRequired:
 		return `; sign in with "mcpward login ` + termsafe.Line(name) + `"`
+	case oauth.ReasonStepUpRequired:
+		return `; it needs more scope: sign in again with "mcpward login ` + termsafe.Line(name) + `"`
 	}
 	return ""
 }

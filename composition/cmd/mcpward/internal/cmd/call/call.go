@@ -49,6 +49,9 @@ type Options struct {
 	ServerStderr bool
 	// HostPorts are --elicitation and --roots.
 	HostPorts elicitui.Flags
+	// Progress is --progress: show the call's progress as plain lines on
+	// stderr also when it is not a terminal.
+	Progress bool
 	// quiet, when set, wraps the writer of the call's progress notes so
 	// they keep out of an elicitation prompt.
 	quiet func(io.Writer) io.Writer
@@ -84,6 +87,13 @@ definition sets "timeout" (milliseconds) gets that window instead when it is
 shorter: a definition can shorten --call-timeout, never lengthen it. When a
 call runs longer than a few seconds, a note on stderr says what mcpward is
 waiting for.
+
+The call asks the server for progress. When stderr is a terminal, the
+server's progress is shown on one line that is redrawn in place
+("SERVER/TOOL: 42% message", the server's message shown escaped) and erased
+before the result is printed; elsewhere nothing is shown, unless --progress
+asks for plain lines (at most one a second). Progress never goes to stdout,
+with or without --json.
 
 When the server cannot be connected, the line after the error says why, as
 far as mcpward knows: its exit status, its program, or its host:port and the
@@ -124,6 +134,8 @@ returns an error result.`,
 		"how long the call may take (0: no limit)")
 	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
 		"print the end of a stdio server's stderr (its own output, secrets masked) on stderr")
+	cmd.Flags().BoolVar(&opts.Progress, "progress", false,
+		"show the call's progress on stderr as plain lines when it is not a terminal")
 	elicitui.AddFlags(cmd.Flags(), &opts.HostPorts)
 	return cmd
 }
@@ -305,9 +317,15 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 	if opts.quiet != nil {
 		notes = opts.quiet(notes)
 	}
-	stop := progress.Wait(notes, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
-	res, err := f.Call(ctx, server, opts.Tool, json.RawMessage(args))
+	label := termsafe.Line(server + "/" + opts.Tool)
+	show := progress.StartCall(progress.CallOptions{Out: notes, Clock: opts.Clock, Label: label, Width: opts.IO.TerminalWidth(),
+		Live: opts.IO.CanRedraw(), Plain: opts.Progress || opts.IO.IsStderrTTY()})
+	stop := progress.Wait(show.Above(notes), opts.Clock, label)
+	// Always asked for, shown or not: the server's progress keeps a long
+	// call within --call-timeout.
+	res, err := f.Call(ports.WithProgress(ctx, show.Report), server, opts.Tool, json.RawMessage(args))
 	stop()
+	show.Stop()
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
 	}

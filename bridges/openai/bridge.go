@@ -20,6 +20,8 @@ package openaibridge
 
 import (
 	"context"
+	"encoding/base64"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -165,8 +167,10 @@ func Dispatch(ctx context.Context, tools []ports.Tool, msg *openai.ChatCompletio
 // with tools (those offered in the request resp answers) and returns one
 // function_call_output input item per call, in resp's order, for the
 // next request's input (with PreviousResponseID set to resp.ID, or after
-// resp's output items). The output is text as Dispatch makes it; errors
-// as for Dispatch.
+// resp's output items). The output is text as Dispatch makes it, except
+// that a result holding a PNG, JPEG, GIF or WebP image (or embedded blob
+// of those types) is a list of input_text and input_image items (the
+// image as a data: URL), in the result's order; errors as for Dispatch.
 func DispatchResponse(ctx context.Context, tools []ports.Tool, resp *responses.Response, opts *Options) ([]responses.ResponseInputItemUnionParam, error) {
 	if resp == nil {
 		return nil, nil
@@ -185,10 +189,46 @@ func DispatchResponse(ctx context.Context, tools []ports.Tool, resp *responses.R
 	outs, err := run(ctx, tools, calls, opts)
 	out := make([]responses.ResponseInputItemUnionParam, len(outs))
 	for i, o := range outs {
-		out[i] = responses.ResponseInputItemParamOfFunctionCallOutput(text(o))
+		out[i] = responseOutput(o)
 		out[i].OfFunctionCallOutput.CallID = openai.String(o.Call.ID)
 	}
 	return out, err
+}
+
+// responseOutput returns the function_call_output item of one outcome:
+// its text, or, when the result holds an image the API takes, a list of
+// input_text and input_image (a data: URL) items in the result's order.
+func responseOutput(o toolcall.Outcome) responses.ResponseInputItemUnionParam {
+	if o.Err != nil {
+		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o))
+	}
+	parts := toolcall.Parts(o.Result, imageType)
+	if !slices.ContainsFunc(parts, func(p toolcall.Part) bool { return p.Image != nil }) {
+		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o))
+	}
+	var list responses.ResponseFunctionCallOutputItemListParam
+	if o.Result.IsError {
+		list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: strings.TrimSuffix(ErrorPrefix, "\n")}})
+	}
+	for _, p := range parts {
+		if p.Image != nil {
+			url := "data:" + p.Image.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.Image.Data)
+			list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(url)}})
+			continue
+		}
+		list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: p.Text}})
+	}
+	return responses.ResponseInputItemParamOfFunctionCallOutput(list)
+}
+
+// imageType reports whether the Responses API takes images of MIME type
+// mime in a function call's output.
+func imageType(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
 }
 
 // run makes calls with the options' confirmation and bound.

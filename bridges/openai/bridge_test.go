@@ -218,3 +218,25 @@ func TestDispatchCancelled(t *testing.T) {
 	}
 	assert.False(t, strings.Contains(asJSON(t, msgs), "example"), "no server id reaches the model")
 }
+
+func TestDispatchResponseImages(t *testing.T) {
+	chart := portstest.NewTool(ports.ToolSpec{Name: "mcp__fake__chart", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage) (ports.ToolResult, error) {
+			return ports.ToolResult{IsError: true, Blocks: []ports.ContentBlock{
+				{Kind: ports.ContentText, Text: "partial chart"},
+				{Kind: ports.ContentImage, MIMEType: "image/png", Data: []byte("\x89PNG")},
+				{Kind: ports.ContentImage, MIMEType: "image/bmp", Data: []byte("BM")},
+			}}, nil
+		})
+	var resp responses.Response
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"resp_1","object":"response","status":"completed","model":"gpt-4.1",
+		"output":[{"type":"function_call","id":"fc_1","call_id":"call_img","name":"mcp__fake__chart","arguments":"{}","status":"completed"}]}`), &resp))
+	items, err := openaibridge.DispatchResponse(context.Background(), []ports.Tool{chart}, &resp, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"function_call_output","call_id":"call_img","output":[
+		{"type":"input_text","text":"[the tool reported an error]"},
+		{"type":"input_text","text":"partial chart"},
+		{"type":"input_image","image_url":"data:image/png;base64,iVBORw=="},
+		{"type":"input_text","text":"[image (image/bmp, 2 bytes) left out: the model API takes no such block in a tool result]"}
+	]}]`, asJSON(t, items))
+}

@@ -31,7 +31,7 @@ BENCHCOUNT ?= 6
 # Every module of go.work. The keychain adapter runs apart (it needs a
 # Secret Service session). composition/cmd/mcpward is the CLI, a module of
 # its own (the only one that depends on cobra).
-MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession examples composition composition/cmd/mcpward
+MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai examples composition composition/cmd/mcpward
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 # The version "mcpward --version" prints (main.version); empty, the CLI

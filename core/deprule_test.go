@@ -23,7 +23,9 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // decoding of other hosts' files) imports only ports, core and its TOML
 // library, which no other module imports directly; adapters/memstore
 // imports only ports; the examples are a
-// standalone peer that imports no mcpward package. Test-only imports are
+// standalone peer that imports no mcpward package; a bridge (bridges/*)
+// imports composition, ports, core and its model API's SDK only, that SDK
+// is imported by no other module, and no module imports a bridge. Test-only imports are
 // not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
 	if testing.Short() {
@@ -66,6 +68,23 @@ func isCobra(dep string) bool {
 	return strings.HasPrefix(dep, "github.com/spf13/cobra") || strings.HasPrefix(dep, "github.com/spf13/pflag")
 }
 
+// bridgeSDKs maps the module path of each model API's SDK to the bridge
+// module, the only one that imports it.
+var bridgeSDKs = map[string]string{
+	"github.com/anthropics/anthropic-sdk-go": "bridges/anthropic",
+	"github.com/openai/openai-go":            "bridges/openai",
+}
+
+// bridgeSDK returns the bridge module whose SDK dep belongs to, or "".
+func bridgeSDK(dep string) string {
+	for sdk, mod := range bridgeSDKs {
+		if dep == sdk || strings.HasPrefix(dep, sdk+"/") {
+			return mod
+		}
+	}
+	return ""
+}
+
 // within reports whether rel is the package p or one under it.
 func within(rel, p string) bool { return rel == p || strings.HasPrefix(rel, p+"/") }
 
@@ -78,7 +97,20 @@ func violation(mod, dep string, direct bool) string {
 	if isCobra(dep) && mod != cliModule {
 		return "only the CLI (" + cliModule + ") uses cobra: a host importing composition never gets it"
 	}
+	if own && within(rel, "bridges") && !within(rel, mod) {
+		return "nothing imports a bridge but the host: no adapter, core, composition or other bridge package"
+	}
+	if sdk := bridgeSDK(dep); sdk != "" && direct && mod != sdk {
+		return "a model API's SDK is imported only by its bridge (" + sdk + ")"
+	}
 	switch {
+	case strings.HasPrefix(mod, "bridges/"):
+		if own && direct && !within(rel, mod) && !within(rel, "composition") && !within(rel, "core") && !within(rel, "ports") {
+			return "a bridge imports composition, ports, core and its model API's SDK only"
+		}
+		if direct && !own && bridgeSDK(dep) != mod {
+			return "a bridge's only third-party import is its model API's SDK"
+		}
 	case mod == cliModule:
 		if own && direct && !within(rel, cliModule) && !within(rel, "composition") && !within(rel, "core") &&
 			!within(rel, "ports") && !slices.ContainsFunc(cliAdapters, func(a string) bool { return within(rel, a) }) {
@@ -207,6 +239,36 @@ func TestViolationRules(t *testing.T) {
 		{"composition", "github.com/jackc/pgx/v5", true, true},
 		{"composition", "github.com/jackc/pgx/v5", false, false},
 		{"composition", modPrefix + "adapters/pgstore", true, false},
+		{"bridges/anthropic", "github.com/anthropics/anthropic-sdk-go/v2", true, false},
+		{"bridges/anthropic", "github.com/anthropics/anthropic-sdk-go/v2/option", true, false},
+		{"bridges/anthropic", modPrefix + "composition", true, false},
+		{"bridges/anthropic", modPrefix + "core/toolcall", true, false},
+		{"bridges/anthropic", modPrefix + "ports", true, false},
+		{"bridges/anthropic", modPrefix + "bridges/anthropic/internal/x", true, false},
+		{"bridges/anthropic", modPrefix + "adapters/mcpsession", true, true},
+		{"bridges/anthropic", modPrefix + "adapters/mcpsession", false, false},
+		{"bridges/anthropic", modPrefix + "bridges/openai", true, true},
+		{"bridges/anthropic", modPrefix + "bridges/openai", false, true},
+		{"bridges/anthropic", "github.com/openai/openai-go/v3", true, true},
+		{"bridges/anthropic", "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{"bridges/anthropic", "github.com/tidwall/gjson", true, true},
+		{"bridges/anthropic", "github.com/tidwall/gjson", false, false},
+		{"bridges/anthropic", modPrefix + "ports/portstest", true, true},
+		{"bridges/openai", "github.com/openai/openai-go/v3/responses", true, false},
+		{"bridges/openai", modPrefix + "composition", true, false},
+		{"bridges/openai", "github.com/anthropics/anthropic-sdk-go/v2", true, true},
+		{"bridges/openai", modPrefix + "bridges/anthropic", true, true},
+		{"bridges/openai", modPrefix + "adapters/oauth", true, true},
+		{"composition", modPrefix + "bridges/anthropic", true, true},
+		{"composition", modPrefix + "bridges/openai", false, true},
+		{"core", modPrefix + "bridges/openai", true, true},
+		{"adapters/mcpsession", modPrefix + "bridges/anthropic", false, true},
+		{cliModule, modPrefix + "bridges/anthropic", true, true},
+		{"examples", modPrefix + "bridges/openai", true, true},
+		{"composition", "github.com/anthropics/anthropic-sdk-go/v2", true, true},
+		{"composition", "github.com/anthropics/anthropic-sdk-go/v2", false, false},
+		{"core", "github.com/openai/openai-go/v3", false, true},
+		{"adapters/httptransport", "github.com/openai/openai-go/v3", true, true},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s->%s/direct=%v", c.mod, c.dep, c.direct), func(t *testing.T) {

@@ -1,0 +1,65 @@
+package anthropicbridge_test
+
+import (
+	"context"
+	"errors"
+	"log"
+	"os"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	anthropicbridge "github.com/mcpward/mcpward/bridges/anthropic"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/memory"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// An agent loop: offer the Fleet's live tools with every request, run the
+// tool_use blocks of each reply (asking the host before a tool the server
+// does not call read-only), answer with their tool_result blocks, and
+// stop when the model uses no tool. It needs ANTHROPIC_API_KEY.
+func Example() {
+	ctx := context.Background()
+	wd, _ := os.Getwd()
+	host, err := memory.New(nil, composition.Config{Lookup: os.LookupEnv, Authority: composition.NewEnvAuthority(wd)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	config, _ := os.ReadFile("mcp.json")
+	fleet := host.Connect(ctx, []definition.Source{{Tier: ports.TierUser, Origin: "mcp.json", Data: config}}, nil)
+	defer fleet.Close()
+
+	opts := &anthropicbridge.Options{Confirm: func(ctx context.Context, c anthropicbridge.Call) error {
+		if a := c.Spec.Annotations; a != nil && a.ReadOnlyHint != nil && *a.ReadOnlyHint {
+			return nil // the server's word, trusted here: see Options.Confirm
+		}
+		return askUser(ctx, c.Name)
+	}}
+	client := anthropic.NewClient() // ANTHROPIC_API_KEY from the environment
+	msgs := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is 2 + 3?"))}
+	for {
+		tools := fleet.Current().Set.HostTools() // the live set, read again every turn
+		reply, err := client.Messages.New(ctx, anthropic.MessageNewParams{
+			Model: anthropic.ModelClaudeSonnet4_6, MaxTokens: 1024, Messages: msgs,
+			Tools: anthropicbridge.Tools(tools, opts),
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		msgs = append(msgs, reply.ToParam())
+		results, err := anthropicbridge.Dispatch(ctx, tools, reply, opts)
+		if err != nil {
+			log.Fatal(err) // ctx ended
+		}
+		if len(results) == 0 {
+			return // no tool use: the model's answer is in reply.Content
+		}
+		msgs = append(msgs, anthropic.NewUserMessage(results...))
+	}
+}
+
+// askUser stands for the host's own confirmation prompt.
+func askUser(_ context.Context, tool string) error {
+	return errors.New("declined " + tool)
+}

@@ -137,6 +137,13 @@ type ConnectOptions struct {
 	// Roots, when non-nil with a Roots, offers the host's roots to the
 	// servers it enables (see RootsOptions); nil declares no roots.
 	Roots *RootsOptions
+	// OnResourceUpdated, when non-nil, is told of every update of a
+	// resource the host subscribed to (Fleet.Subscribe), with the server's
+	// name: coalesced per URI, at most one batch per server and
+	// supervisor.DefaultUpdateInterval, never concurrently for one server.
+	// It is a signal for the host, never a turn of the model; it must not
+	// block for long. When set it wins over Supervisor.OnResourceUpdated.
+	OnResourceUpdated func(ports.ResourceUpdate)
 	// Background makes Connect (and Fleet.Add) return without waiting for
 	// the connects: see Connect.
 	Background bool

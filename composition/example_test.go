@@ -48,12 +48,12 @@ func Example() {
 		}
 		fmt.Println(s.Name, s.State, len(s.Tools), "tools")
 	}
-	gen := fleet.Current() // the live set: gen.Changed is closed when it changes
+	gen := fleet.Current()                  // the live set: gen.Changed is closed when it changes
 	for _, t := range gen.Set.HostTools() { // []ports.Tool: the host's generic tool slot
 		if t.Spec().Name != "mcp__example__add" {
 			continue
 		}
-		progress := func(p ports.Progress) {} // progress is asked for only with a callback
+		progress := func(p ports.Progress) {}                                                      // progress is asked for only with a callback
 		res, err := t.Call(ports.WithProgress(ctx, progress), json.RawMessage(`{"a": 2, "b": 3}`)) // validated first
 		if err != nil {
 			log.Fatal(refusal.ReasonOf(err)) // a *refusal.Error: Class to branch on, Reason word

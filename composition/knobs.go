@@ -11,6 +11,9 @@ import (
 // Catalog and Discover options are copied before they are changed, so
 // ConnectOptions.Supervisor is never modified.
 func (o *ConnectOptions) applyKnobs(s *supervisor.Options) {
+	if o.OnResourceUpdated != nil {
+		s.OnResourceUpdated = o.OnResourceUpdated
+	}
 	if o.ConnectTimeout != 0 {
 		s.ConnectTimeout = o.ConnectTimeout
 	}

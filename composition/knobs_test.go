@@ -10,6 +10,7 @@ import (
 	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/supervisor"
+	"github.com/mcpward/mcpward/ports"
 )
 
 func TestConnectKnobs(t *testing.T) {
@@ -34,8 +35,10 @@ func TestConnectKnobs(t *testing.T) {
 		assert.Zero(t, base.Catalog.MaxBinaryBytes, "Supervisor is not modified")
 	})
 	t.Run("set knobs win", func(t *testing.T) {
+		var updated []string
 		o := &ConnectOptions{Supervisor: base, ResultCap: 500, ConnectTimeout: 5 * time.Second, CallTimeout: 2 * time.Minute,
-			CallTimeoutMax: supervisor.NoTimeout, MaxItems: 100, MaxBytes: 1 << 20, MaxBinaryBytes: 4096, ReadCap: 2048}
+			CallTimeoutMax: supervisor.NoTimeout, MaxItems: 100, MaxBytes: 1 << 20, MaxBinaryBytes: 4096, ReadCap: 2048,
+			OnResourceUpdated: func(u ports.ResourceUpdate) { updated = append(updated, u.URI) }}
 		got := h.supervisorOptions(o, "s", nil, nil)
 		assert.Equal(t, 5*time.Second, got.ConnectTimeout)
 		assert.Equal(t, 2*time.Minute, got.CallTimeout)
@@ -44,6 +47,9 @@ func TestConnectKnobs(t *testing.T) {
 		require.NotNil(t, got.Catalog)
 		assert.Equal(t, 500, got.Catalog.AdmissionCap)
 		assert.Equal(t, 4096, got.Catalog.MaxBinaryBytes)
+		require.NotNil(t, got.OnResourceUpdated)
+		got.OnResourceUpdated(ports.ResourceUpdate{Server: "s", URI: "file:///a"})
+		assert.Equal(t, []string{"file:///a"}, updated)
 		assert.Equal(t, 2048, got.Catalog.ReadCap)
 		assert.Equal(t, catalog.DiscoverOptions{MaxPages: 3, MaxItems: 100, MaxBytes: 1 << 20}, *got.Discover)
 		assert.Equal(t, 10, base.Catalog.AdmissionCap, "Supervisor is not modified")

@@ -116,7 +116,7 @@ func (f *Fleet) Complete(ctx context.Context, server string, ref ports.Completio
 }
 
 // Subscribe subscribes to updates of uri on the server named server;
-// they reach ConnectOptions.Supervisor.OnResourceUpdated, coalesced (see
+// they reach ConnectOptions.OnResourceUpdated, coalesced (see
 // supervisor.Server.Subscribe). Refusals as for ReadResource, and the
 // supervisor's "too_many_subscriptions".
 func (f *Fleet) Subscribe(ctx context.Context, server, uri string) error {

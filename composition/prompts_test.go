@@ -71,12 +71,12 @@ func TestFleetEverythingContent(t *testing.T) {
 	eb, _ := json.Marshal(entry)
 	updates := make(chan ports.ResourceUpdate, 16)
 	f := r.host.Connect(context.Background(), userSrc(`{"mcpServers": {"every": {"command": `+string(nb)+`, "args": [`+string(eb)+`, "stdio"]}}}`),
-		&ConnectOptions{Supervisor: &supervisor.Options{UpdateInterval: time.Millisecond, OnResourceUpdated: func(u ports.ResourceUpdate) {
+		&ConnectOptions{Supervisor: &supervisor.Options{UpdateInterval: time.Millisecond}, OnResourceUpdated: func(u ports.ResourceUpdate) {
 			select {
 			case updates <- u:
 			default:
 			}
-		}}})
+		}})
 	t.Cleanup(func() { _ = f.Close() })
 	require.Equal(t, StateConnected, result(t, f, "every").State)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -96,11 +97,14 @@ type Figures struct {
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
 
 	// Servers, in fleet mode, is how many small servers were connected
-	// at once; FleetHeapBytes and FleetRSSBytes are HeapAlloc after two
-	// GCs and VmRSS with all of them connected.
+	// at once; FleetHeapBytes and FleetRSSBytes are HeapAlloc after two GCs
+	// and VmRSS with all of them connected; FleetConnectNS is how long
+	// connecting them all took, FleetCloseNS closing them all.
 	Servers        int   `json:"servers,omitempty"`
 	FleetHeapBytes int64 `json:"fleet_heap_bytes,omitempty"`
 	FleetRSSBytes  int64 `json:"fleet_rss_bytes,omitempty"`
+	FleetConnectNS int64 `json:"fleet_connect_ns,omitempty"`
+	FleetCloseNS   int64 `json:"fleet_close_ns,omitempty"`
 }
 
 // Options are the command line of a client program.
@@ -114,6 +118,12 @@ type Options struct {
 	ConcCalls int
 	Fleet     int
 	Tools     int // stdio: the full server's tools besides echo
+	// CPUProfile, when set, is a file to write a CPU profile of the
+	// sequential calls to (to see where a client's time goes).
+	CPUProfile string
+	// MemProfile, when set, is a file to write a heap profile to, taken
+	// where the retained heap is measured.
+	MemProfile string
 }
 
 // Main parses the command line, measures d and prints its Figures as JSON;
@@ -128,6 +138,8 @@ func Main(kind string, d Driver) {
 	flag.IntVar(&o.Connects, "connects", 5, "connects to the small server")
 	flag.IntVar(&o.ConcCalls, "conc-calls", 2000, "echo calls shared by 8 concurrent callers")
 	flag.IntVar(&o.Tools, "tools", fixture.Tools, "stdio: the full server's tools besides echo")
+	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the sequential calls to this file")
+	flag.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile to this file where the retained heap is measured")
 	flag.IntVar(&o.Fleet, "fleet", 0, "when > 0, only connect this many small servers at once and measure memory")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -197,6 +209,9 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	f.ListNS = int64(time.Since(start))
 	f.Tools = c.Tools()
 	f.RetainedBytes = int64(heapAfterGC())
+	if err := writeHeapProfile(o.MemProfile); err != nil {
+		return f, err
+	}
 
 	// Sequential calls, after a warm-up.
 	for range 20 {
@@ -207,6 +222,16 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	n := max(o.Calls, 1)
 	calls := make([]time.Duration, 0, n)
 	var ms0, ms1 runtime.MemStats
+	if o.CPUProfile != "" {
+		fh, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return f, err
+		}
+		defer fh.Close()
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			return f, err
+		}
+	}
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
 	for range n {
@@ -218,6 +243,9 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	}
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&ms1)
+	if o.CPUProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	f.Calls = n
 	f.CallP50NS = int64(percentile(calls, 50))
 	f.CallP99NS = int64(percentile(calls, 99))
@@ -256,14 +284,38 @@ func measureFleet(ctx context.Context, d Driver, o Options, f Figures) (Figures,
 	for i := range ts {
 		ts[i] = o.target(fmt.Sprintf("s%03d", i), false)
 	}
+	start := time.Now()
 	closer, err := d.ConnectMany(ctx, ts)
 	if err != nil {
 		return f, fmt.Errorf("connect %d servers: %w", len(ts), err)
 	}
+	f.FleetConnectNS = int64(time.Since(start))
 	f.Servers = len(ts)
 	f.FleetHeapBytes = int64(heapAfterGC())
+	if err := writeHeapProfile(o.MemProfile); err != nil {
+		return f, err
+	}
 	f.FleetRSSBytes = rss()
-	return f, closer.Close()
+	start = time.Now()
+	err = closer.Close()
+	f.FleetCloseNS = int64(time.Since(start))
+	return f, err
+}
+
+// writeHeapProfile writes a heap profile to path ("": nothing).
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(fh, 0); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 // percentile returns the p-th percentile of d (sorted in place).

@@ -105,6 +105,10 @@ type Results struct {
 	Config Config
 	Runs   map[Key][]clientkit.Figures
 	Fleets map[Key][]clientkit.Figures
+	// ServerStarts are, per round with stdio, how long the full stdio
+	// server took to build its tools and exit on an empty stdin: a part of
+	// every client's stdio listing that is the server's, not the client's.
+	ServerStarts []time.Duration
 }
 
 // Key is a client kind over a transport.
@@ -180,6 +184,13 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return append(a, "-server", filepath.Join(cfg.Dir, "benchserver"), "-tools", strconv.Itoa(cfg.Tools))
 	}
 	for round := range cfg.Rounds {
+		if slices.Contains(cfg.Transports, "stdio") {
+			d, err := serverStart(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			r.ServerStarts = append(r.ServerStarts, d)
+		}
 		for _, tr := range cfg.Transports {
 			for i := range Kinds {
 				kind := Kinds[(i+round)%len(Kinds)]
@@ -210,6 +221,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	return r, nil
+}
+
+// serverStart times the full stdio server from its start to its exit on
+// an empty stdin.
+func serverStart(ctx context.Context, cfg Config) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(cfg.Dir, "benchserver"), "-tools", strconv.Itoa(cfg.Tools))
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("benchserver on an empty stdin: %w\n%s", err, tail(out))
+	}
+	return time.Since(start), nil
 }
 
 // runClient runs kind's client program with args and decodes its figures.

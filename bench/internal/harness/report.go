@@ -73,6 +73,8 @@ var callColumns = []column{
 var fleetColumns = []column{
 	{"heap", func(f clientkit.Figures) float64 { return float64(f.FleetHeapBytes) }, size},
 	{"RSS", func(f clientkit.Figures) float64 { return float64(f.FleetRSSBytes) }, size},
+	{"connect all", func(f clientkit.Figures) float64 { return float64(f.FleetConnectNS) }, dur},
+	{"close all", func(f clientkit.Figures) float64 { return float64(f.FleetCloseNS) }, dur},
 }
 
 // table writes one markdown table of cols over runs: the go-sdk row in
@@ -81,7 +83,11 @@ var fleetColumns = []column{
 func (r *Results) table(w io.Writer, runs map[Key][]clientkit.Figures, cols []column) {
 	fmt.Fprint(w, "| client | transport |")
 	for _, c := range cols {
-		fmt.Fprintf(w, " %s |", c.name)
+		name := c.name
+		if name == "10k listing" && r.Config.Tools != 10_000 {
+			name = "listing"
+		}
+		fmt.Fprintf(w, " %s |", name)
 	}
 	fmt.Fprint(w, "\n|---|---|")
 	for range cols {
@@ -121,6 +127,12 @@ func (r *Results) Markdown(w io.Writer) {
 		"%d sequential echo calls, %d connects, %d calls shared by %d concurrent callers (calls/s), a listing of %d tools + echo.\n\n",
 		c.Rounds, c.Calls, c.Connects, c.ConcCalls, clientkit.Concurrency, c.Tools)
 	r.table(w, r.Runs, callColumns)
+	if len(r.ServerStarts) > 0 {
+		ds := slices.Clone(r.ServerStarts)
+		slices.Sort(ds)
+		fmt.Fprintf(w, "\nEvery stdio connect starts the server: the stdio 10k listing includes the full server's own start "+
+			"(building its tools; median %s, the same for every client).\n", dur(float64(ds[len(ds)/2])))
+	}
 	if len(r.Fleets) > 0 {
 		fmt.Fprintf(w, "\n%d servers connected at once (echo only; stdio: %d child processes), medians of %d rounds; "+
 			"heap is HeapAlloc after GC, RSS the client process's alone.\n\n", c.Fleet, c.Fleet, c.FleetRounds)

@@ -35,18 +35,15 @@ var programs = map[string]string{"go-sdk": "client-gosdk", "mcp-go": "client-mcp
 
 const modulePath = "github.com/mcpward/mcpward/bench/cmd/"
 
-// Build builds the server and the client programs into dir with the go
+// Build builds the server and the client programs into dir with one go
 // command (from the bench module, or a workspace holding it).
 func Build(ctx context.Context, dir string) error {
-	pkgs := []string{"benchserver"}
+	args := []string{"build", "-ldflags=-w", "-o", dir + string(filepath.Separator), modulePath + "benchserver"}
 	for _, k := range Kinds {
-		pkgs = append(pkgs, programs[k])
+		args = append(args, modulePath+programs[k])
 	}
-	for _, p := range pkgs {
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, p), modulePath+p)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %w\n%s", p, err, out)
-		}
+	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w\n%s", err, out)
 	}
 	return nil
 }

@@ -24,9 +24,13 @@ func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	start := time.Now()
 	require.NoError(t, Build(ctx, dir))
+	t.Logf("built in %s", time.Since(start))
+	start = time.Now()
 	r, err := Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1})
 	require.NoError(t, err)
+	t.Logf("ran in %s", time.Since(start))
 	for _, tr := range Transports {
 		for _, kind := range Kinds {
 			k := Key{kind, tr}

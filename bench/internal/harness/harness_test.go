@@ -54,6 +54,8 @@ func TestSmoke(t *testing.T) {
 			assert.Equal(t, 2, fl.Servers)
 			assert.Positive(t, fl.FleetHeapBytes, "%s/%s", kind, tr)
 			assert.Greater(t, fl.FleetRSSBytes, fl.FleetHeapBytes, "%s/%s", kind, tr)
+			assert.Positive(t, fl.FleetConnectNS, "%s/%s", kind, tr)
+			assert.Positive(t, fl.FleetCloseNS, "%s/%s", kind, tr)
 		}
 	}
 	var out bytes.Buffer

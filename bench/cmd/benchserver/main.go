@@ -24,6 +24,7 @@ import (
 func main() {
 	tools := flag.Int("tools", fixture.Tools, "tools besides echo")
 	addr := flag.String("http", "", "serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:0) instead of stdio")
+	jsonResponse := flag.Bool("json", false, "http: answer POSTs with application/json instead of an SSE stream")
 	flag.Parse()
 	srv := fixture.Server(*tools)
 	if *addr == "" {
@@ -44,6 +45,6 @@ func main() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: *jsonResponse})
 	log.Fatal(http.Serve(ln, h))
 }

@@ -6,12 +6,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 
+	"github.com/mcpward/mcpward/bench/internal/clientkit"
 	"github.com/mcpward/mcpward/bench/internal/harness"
 )
 
@@ -25,6 +27,7 @@ func main() {
 	flag.IntVar(&cfg.Tools, "tools", d.Tools, "tools of the full server besides echo")
 	flag.IntVar(&cfg.Fleet, "fleet", d.Fleet, "servers connected at once in the memory measurement (0: skip it)")
 	flag.IntVar(&cfg.FleetRounds, "fleet-rounds", d.FleetRounds, "rounds of the memory measurement")
+	flag.StringVar(&rawOut, "raw", "", "also write every process's figures to this file as JSON")
 	transports := flag.String("transports", strings.Join(harness.Transports, ","), "comma-separated transports")
 	flag.Parse()
 	cfg.Transports = strings.Split(*transports, ",")
@@ -35,6 +38,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// rawOut is the -raw file.
+var rawOut string
 
 func run(ctx context.Context, cfg harness.Config) error {
 	dir, err := os.MkdirTemp("", "bench-peers-")
@@ -52,5 +58,24 @@ func run(ctx context.Context, cfg harness.Config) error {
 		return err
 	}
 	r.Markdown(os.Stdout)
-	return nil
+	if rawOut == "" {
+		return nil
+	}
+	return writeRaw(rawOut, r)
+}
+
+// writeRaw writes every process's figures to path as JSON.
+func writeRaw(path string, r *harness.Results) error {
+	var all []clientkit.Figures
+	for _, k := range harness.Kinds {
+		for _, tr := range r.Config.Transports {
+			all = append(all, r.Runs[harness.Key{Kind: k, Transport: tr}]...)
+			all = append(all, r.Fleets[harness.Key{Kind: k, Transport: tr}]...)
+		}
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -258,4 +259,23 @@ func tail(b []byte) []byte {
 		return b[len(b)-2048:]
 	}
 	return b
+}
+
+// Leftovers returns the ids of the running processes whose program is one
+// of dir's (on Linux, from /proc; nil elsewhere): after Run, none should
+// be left, every stdio server reaped by its client and the HTTP servers by
+// Run.
+func Leftovers(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	var ids []int
+	for _, p := range procs {
+		exe, err := os.Readlink(p)
+		if err != nil || filepath.Dir(exe) != dir {
+			continue
+		}
+		if id, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -27,10 +27,20 @@ func TestSmoke(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, Build(ctx, dir))
 	t.Logf("built in %s", time.Since(start))
+	// Leftovers sees a running server of dir (else the check below is void).
+	var r *Results
+	s, err := startHTTP(ctx, dir, 0)
+	require.NoError(t, err)
+	assert.Contains(t, Leftovers(dir), s.cmd.Process.Pid)
+	s.stop()
 	start = time.Now()
-	r, err := Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1})
+	r, err = Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1})
 	require.NoError(t, err)
 	t.Logf("ran in %s", time.Since(start))
+	// No server outlives its client (stdio) or the run (HTTP); a child
+	// that saw its stdin close may take a moment to exit.
+	require.Eventually(t, func() bool { return len(Leftovers(dir)) == 0 }, 5*time.Second, 50*time.Millisecond,
+		"processes of the benchmark left running")
 	for _, tr := range Transports {
 		for _, kind := range Kinds {
 			k := Key{kind, tr}

@@ -14,6 +14,9 @@
 #                has fetched
 #   make fuzz    every fuzz target for FUZZTIME each (default 60s)
 #   make bench   the benchmarks recorded in BENCHMARKS.md
+#   make bench-peers  the raw go-sdk client, mark3labs/mcp-go and mcpward
+#                side by side against one server, each in its own process
+#                (bench/; a few minutes; BENCHPEERS_FLAGS=-rounds=3 etc.)
 #   make demo    the whole flow: the CLI and the example server on an embedded
 #                demo configuration
 #   make conformance
@@ -30,15 +33,17 @@ BENCHCOUNT ?= 6
 
 # Every module of go.work. The keychain adapter runs apart (it needs a
 # Secret Service session). composition/cmd/mcpward is the CLI, a module of
-# its own (the only one that depends on cobra).
-MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai examples composition composition/cmd/mcpward
+# its own (the only one that depends on cobra). bench is the peer benchmark
+# (its test is a short smoke run; the benchmark itself runs only with make
+# bench-peers).
+MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai examples composition composition/cmd/mcpward bench
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 # The version "mcpward --version" prints (main.version); empty, the CLI
 # falls back to the build information the go command records.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: install test peers conformance conformance-client test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
+.PHONY: install test peers conformance conformance-client test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench bench-peers demo
 
 test: peers test-plain test-keychain
 
@@ -145,3 +150,11 @@ bench:
 	@for m in $(MODULES); do \
 		(cd $$m && $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./...) || exit 1; \
 	done
+
+# The peer benchmark: builds the benchmark's server and one client program
+# per client kind (raw go-sdk, mark3labs/mcp-go, mcpward), runs them in
+# interleaved rounds over stdio and Streamable HTTP on loopback, and prints
+# the markdown table of BENCHMARKS.md ("Side by side with other clients").
+BENCHPEERS_FLAGS ?=
+bench-peers:
+	@cd bench && $(GO) run ./cmd/bench-peers $(BENCHPEERS_FLAGS)

@@ -25,7 +25,9 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // imports only ports; the examples are a
 // standalone peer that imports no mcpward package; a bridge (bridges/*)
 // imports composition, ports, core and its model API's SDK only, that SDK
-// is imported by no other module, and no module imports a bridge. Test-only imports are
+// is imported by no other module, and no module imports a bridge; the peer
+// benchmark (bench) may import anything, nothing imports it, and only it
+// links mcp-go. Test-only imports are
 // not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
 	if testing.Short() {
@@ -53,6 +55,11 @@ func TestDependencyRule(t *testing.T) {
 		}
 	}
 }
+
+// benchModule is the peer benchmark (make bench-peers): it may import
+// anything (the go-sdk and mcp-go clients it compares mcpward with), and
+// nothing imports it.
+const benchModule = "bench"
 
 // cliModule is the CLI's module: the only one that may use cobra.
 const cliModule = "composition/cmd/mcpward"
@@ -94,6 +101,15 @@ func within(rel, p string) bool { return rel == p || strings.HasPrefix(rel, p+"/
 func violation(mod, dep string, direct bool) string {
 	own := strings.HasPrefix(dep, modPrefix)
 	rel := strings.TrimPrefix(dep, modPrefix)
+	if mod == benchModule {
+		return "" // the peer benchmark may import anything
+	}
+	if own && within(rel, benchModule) {
+		return "nothing imports the peer benchmark (" + benchModule + ")"
+	}
+	if strings.HasPrefix(dep, "github.com/mark3labs/") {
+		return "mcp-go is only the peer benchmark's comparison: it is never linked into mcpward"
+	}
 	if isCobra(dep) && mod != cliModule {
 		return "only the CLI (" + cliModule + ") uses cobra: a host importing composition never gets it"
 	}
@@ -269,6 +285,14 @@ func TestViolationRules(t *testing.T) {
 		{"composition", "github.com/anthropics/anthropic-sdk-go/v2", false, false},
 		{"core", "github.com/openai/openai-go/v3", false, true},
 		{"adapters/httptransport", "github.com/openai/openai-go/v3", true, true},
+		{benchModule, "github.com/mark3labs/mcp-go/client", true, false},
+		{benchModule, "github.com/modelcontextprotocol/go-sdk/mcp", true, false},
+		{benchModule, modPrefix + "composition/memory", true, false},
+		{benchModule, modPrefix + "adapters/mcpsession", true, false},
+		{"composition", "github.com/mark3labs/mcp-go/client", false, true},
+		{"examples", "github.com/mark3labs/mcp-go/mcp", true, true},
+		{"composition", modPrefix + "bench/internal/clientkit", true, true},
+		{cliModule, modPrefix + "bench/internal/harness", false, true},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s->%s/direct=%v", c.mod, c.dep, c.direct), func(t *testing.T) {

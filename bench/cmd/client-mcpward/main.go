@@ -1,0 +1,113 @@
+// Command client-mcpward is mcpward in the peer benchmark, used as a host
+// uses it: a composition Host of the in-memory profile (memory.New),
+// Host.Connect of a user-tier definition, calls through Fleet.Call (the
+// catalog's argument validation, the supervisor's call bounds, the
+// session), every default as shipped.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpward/mcpward/bench/internal/clientkit"
+	"github.com/mcpward/mcpward/bench/internal/fixture"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/memory"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/ports"
+)
+
+func main() {
+	root, err := os.Getwd()
+	if err == nil {
+		root, err = filepath.Abs(root)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	host, err := memory.New(nil, composition.Config{Lookup: os.LookupEnv, Authority: composition.NewEnvAuthority(root)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	clientkit.Main("mcpward", driver{host})
+}
+
+type driver struct{ host *composition.Host }
+
+type conn struct {
+	fleet  *composition.Fleet
+	server string
+	tools  int
+}
+
+// definition is t as an mcpServers entry.
+func definitionOf(t clientkit.Target) map[string]any {
+	if t.Transport == "http" {
+		return map[string]any{"type": "http", "url": t.URL}
+	}
+	return map[string]any{"command": t.Command, "args": t.Args}
+}
+
+// connect connects every target in one Fleet and checks each connected.
+func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*composition.Fleet, []composition.ServerResult, error) {
+	servers := map[string]any{}
+	for _, t := range ts {
+		servers[t.Name] = definitionOf(t)
+	}
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		return nil, nil, err
+	}
+	fleet := d.host.Connect(ctx, []definition.Source{{Tier: ports.TierUser, Origin: "bench.json", Data: data}}, nil)
+	results := fleet.Servers()
+	var bad []string
+	for _, s := range results {
+		if s.State != composition.StateConnected {
+			bad = append(bad, fmt.Sprintf("%s: %s %s", s.Name, s.State, s.Reason))
+		}
+	}
+	if len(bad) > 0 || len(results) != len(ts) {
+		_ = fleet.Close()
+		return nil, nil, fmt.Errorf("%d of %d servers not connected: %s", len(bad), len(ts), strings.Join(bad, "; "))
+	}
+	return fleet, results, nil
+}
+
+func (d driver) Connect(ctx context.Context, t clientkit.Target) (clientkit.Conn, error) {
+	fleet, results, err := d.connect(ctx, []clientkit.Target{t})
+	if err != nil {
+		return nil, err
+	}
+	return &conn{fleet: fleet, server: t.Name, tools: len(results[0].Tools)}, nil
+}
+
+func (d driver) ConnectMany(ctx context.Context, ts []clientkit.Target) (io.Closer, error) {
+	fleet, _, err := d.connect(ctx, ts)
+	if err != nil {
+		return nil, err
+	}
+	return fleet, nil
+}
+
+func (c *conn) Tools() int { return c.tools }
+
+func (c *conn) Call(ctx context.Context) error {
+	res, err := c.fleet.Call(ctx, c.server, fixture.Echo, fixture.EchoArgs)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("echo returned an error result")
+	}
+	return nil
+}
+
+func (c *conn) Close() error { return c.fleet.Close() }

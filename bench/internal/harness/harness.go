@@ -1,0 +1,281 @@
+// Package harness runs the peer benchmark: it builds the server and one
+// client program per client kind, starts the Streamable HTTP servers on
+// loopback, runs every client kind in its own process over every
+// transport for a number of interleaved rounds, reads each process's
+// figures back as JSON and reports medians and ratios to the raw go-sdk
+// client as markdown.
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpward/mcpward/bench/internal/clientkit"
+)
+
+// Kinds are the client kinds, the baseline first.
+var Kinds = []string{"go-sdk", "mcp-go", "mcpward"}
+
+// Transports are the transports every kind runs over.
+var Transports = []string{"stdio", "http"}
+
+// programs maps a kind to its client program's package (under cmd/).
+var programs = map[string]string{"go-sdk": "client-gosdk", "mcp-go": "client-mcpgo", "mcpward": "client-mcpward"}
+
+const modulePath = "github.com/mcpward/mcpward/bench/cmd/"
+
+// Build builds the server and the client programs into dir with one go
+// command (from the bench module, or a workspace holding it).
+func Build(ctx context.Context, dir string) error {
+	args := []string{"build", "-ldflags=-w", "-o", dir + string(filepath.Separator), modulePath + "benchserver"}
+	for _, k := range Kinds {
+		args = append(args, modulePath+programs[k])
+	}
+	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Config is one run. Zero fields take the defaults of Defaults.
+type Config struct {
+	// Dir holds what Build built; client processes run in it.
+	Dir string
+	// Rounds is how many interleaved rounds of every kind × transport run.
+	Rounds int
+	// Calls, Connects and ConcCalls are the client programs' -calls,
+	// -connects and -conc-calls; Tools is the full server's tool count.
+	Calls, Connects, ConcCalls, Tools int
+	// Fleet is how many servers are connected at once in the memory
+	// measurement (0: none), over FleetRounds rounds.
+	Fleet, FleetRounds int
+	// Transports limits the transports (nil: Transports).
+	Transports []string
+	// Log, when non-nil, gets one line per process run.
+	Log io.Writer
+}
+
+// Defaults are the figures of make bench-peers.
+var Defaults = Config{Rounds: 7, Calls: 2000, Connects: 5, ConcCalls: 2000, Tools: 10_000, Fleet: 100, FleetRounds: 3}
+
+func (c *Config) fill() {
+	d := Defaults
+	if c.Rounds <= 0 {
+		c.Rounds = d.Rounds
+	}
+	if c.Calls <= 0 {
+		c.Calls = d.Calls
+	}
+	if c.Connects <= 0 {
+		c.Connects = d.Connects
+	}
+	if c.ConcCalls <= 0 {
+		c.ConcCalls = d.ConcCalls
+	}
+	if c.Tools <= 0 {
+		c.Tools = d.Tools
+	}
+	if c.FleetRounds <= 0 {
+		c.FleetRounds = d.FleetRounds
+	}
+	if c.Transports == nil {
+		c.Transports = Transports
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+// Results are every process's figures, by kind and transport.
+type Results struct {
+	Config Config
+	Runs   map[Key][]clientkit.Figures
+	Fleets map[Key][]clientkit.Figures
+	// ServerStarts are, per round with stdio, how long the full stdio
+	// server took to build its tools and exit on an empty stdin: a part of
+	// every client's stdio listing that is the server's, not the client's.
+	ServerStarts []time.Duration
+}
+
+// Key is a client kind over a transport.
+type Key struct{ Kind, Transport string }
+
+// httpServer is a benchserver serving Streamable HTTP on loopback.
+type httpServer struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	url   string
+}
+
+func startHTTP(ctx context.Context, dir string, tools int) (*httpServer, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "benchserver"), "-http", "127.0.0.1:0", "-tools", strconv.Itoa(tools))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &httpServer{cmd: cmd, stdin: stdin}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+		s.stop()
+		return nil, fmt.Errorf("benchserver -http printed no loopback endpoint (%v)", err)
+	}
+	s.url = strings.TrimSpace(line)
+	return s, nil
+}
+
+// stop closes the server's stdin (it exits), killing it after 5 s.
+func (s *httpServer) stop() {
+	_ = s.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Run runs the benchmark of cfg.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	cfg.fill()
+	r := &Results{Config: cfg, Runs: map[Key][]clientkit.Figures{}, Fleets: map[Key][]clientkit.Figures{}}
+	urls := map[string]string{}
+	if slices.Contains(cfg.Transports, "http") {
+		full, err := startHTTP(ctx, cfg.Dir, cfg.Tools)
+		if err != nil {
+			return nil, err
+		}
+		defer full.stop()
+		small, err := startHTTP(ctx, cfg.Dir, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer small.stop()
+		urls["full"], urls["small"] = full.url, small.url
+	}
+	args := func(transport string) []string {
+		a := []string{"-transport", transport, "-calls", strconv.Itoa(cfg.Calls), "-connects", strconv.Itoa(cfg.Connects),
+			"-conc-calls", strconv.Itoa(cfg.ConcCalls)}
+		if transport == "http" {
+			return append(a, "-url", urls["full"], "-small-url", urls["small"])
+		}
+		return append(a, "-server", filepath.Join(cfg.Dir, "benchserver"), "-tools", strconv.Itoa(cfg.Tools))
+	}
+	for round := range cfg.Rounds {
+		if slices.Contains(cfg.Transports, "stdio") {
+			d, err := serverStart(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			r.ServerStarts = append(r.ServerStarts, d)
+		}
+		for _, tr := range cfg.Transports {
+			for i := range Kinds {
+				kind := Kinds[(i+round)%len(Kinds)]
+				f, err := runClient(ctx, cfg, kind, args(tr))
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(cfg.Log, "round %d %s/%s: p50 %s, listing %s\n", round+1, kind, tr, time.Duration(f.CallP50NS), time.Duration(f.ListNS))
+				r.Runs[Key{kind, tr}] = append(r.Runs[Key{kind, tr}], f)
+			}
+		}
+	}
+	if cfg.Fleet > 0 {
+		for round := range cfg.FleetRounds {
+			for _, tr := range cfg.Transports {
+				for i := range Kinds {
+					kind := Kinds[(i+round)%len(Kinds)]
+					a := append(args(tr), "-fleet", strconv.Itoa(cfg.Fleet))
+					f, err := runClient(ctx, cfg, kind, a)
+					if err != nil {
+						return nil, err
+					}
+					fmt.Fprintf(cfg.Log, "fleet round %d %s/%s: %d servers, heap %s, RSS %s\n", round+1, kind, tr, f.Servers,
+						size(float64(f.FleetHeapBytes)), size(float64(f.FleetRSSBytes)))
+					r.Fleets[Key{kind, tr}] = append(r.Fleets[Key{kind, tr}], f)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// serverStart times the full stdio server from its start to its exit on
+// an empty stdin.
+func serverStart(ctx context.Context, cfg Config) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(cfg.Dir, "benchserver"), "-tools", strconv.Itoa(cfg.Tools))
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("benchserver on an empty stdin: %w\n%s", err, tail(out))
+	}
+	return time.Since(start), nil
+}
+
+// runClient runs kind's client program with args and decodes its figures.
+func runClient(ctx context.Context, cfg Config, kind string, args []string) (clientkit.Figures, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(cfg.Dir, programs[kind]), args...)
+	cmd.Dir = cfg.Dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var f clientkit.Figures
+	if err := cmd.Run(); err != nil {
+		return f, fmt.Errorf("%s %s: %w\n%s", programs[kind], strings.Join(args[:2], " "), err, tail(stderr.Bytes()))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &f); err != nil {
+		return f, fmt.Errorf("%s printed no figures: %w", programs[kind], err)
+	}
+	if f.Kind != kind {
+		return f, errors.New(programs[kind] + " reported another kind")
+	}
+	return f, nil
+}
+
+// tail is the last 2 KiB of b.
+func tail(b []byte) []byte {
+	if len(b) > 2048 {
+		return b[len(b)-2048:]
+	}
+	return b
+}
+
+// Leftovers returns the ids of the running processes whose program is one
+// of dir's (on Linux, from /proc; nil elsewhere): after Run, none should
+// be left, every stdio server reaped by its client and the HTTP servers by
+// Run.
+func Leftovers(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	var ids []int
+	for _, p := range procs {
+		exe, err := os.Readlink(p)
+		if err != nil || filepath.Dir(exe) != dir {
+			continue
+		}
+		if id, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/bench/internal/clientkit"
+)
+
+// TestSmoke builds the programs and runs every client kind over every
+// transport once, with a few calls, a 200-tool listing and a fleet of two
+// servers, and checks that each produced sane figures and that the report
+// names every kind. It keeps the benchmark from rotting; it measures
+// nothing (make bench-peers does).
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the benchmark's programs")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	start := time.Now()
+	require.NoError(t, Build(ctx, dir))
+	t.Logf("built in %s", time.Since(start))
+	// Leftovers sees a running server of dir (else the check below is void).
+	var r *Results
+	s, err := startHTTP(ctx, dir, 0)
+	require.NoError(t, err)
+	assert.Contains(t, Leftovers(dir), s.cmd.Process.Pid)
+	s.stop()
+	start = time.Now()
+	r, err = Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1})
+	require.NoError(t, err)
+	t.Logf("ran in %s", time.Since(start))
+	// No server outlives its client (stdio) or the run (HTTP); a child
+	// that saw its stdin close may take a moment to exit.
+	require.Eventually(t, func() bool { return len(Leftovers(dir)) == 0 }, 5*time.Second, 50*time.Millisecond,
+		"processes of the benchmark left running")
+	for _, tr := range Transports {
+		for _, kind := range Kinds {
+			k := Key{kind, tr}
+			require.Len(t, r.Runs[k], 1, "%s/%s", kind, tr)
+			f := r.Runs[k][0]
+			assert.Equal(t, 201, f.Tools, "%s/%s listed every tool and echo", kind, tr)
+			assert.Equal(t, 3, f.Calls)
+			for name, v := range map[string]float64{
+				"connect": float64(f.ConnectNS), "listing": float64(f.ListNS), "retained": float64(f.RetainedBytes),
+				"p50": float64(f.CallP50NS), "p99": float64(f.CallP99NS), "bytes/call": float64(f.BytesPerCall),
+				"RSS": float64(f.RSSBytes), "calls/s": f.CallsPerSec,
+			} {
+				assert.Positive(t, v, "%s/%s %s", kind, tr, name)
+			}
+			assert.GreaterOrEqual(t, f.CallP99NS, f.CallP50NS, "%s/%s", kind, tr)
+			assert.GreaterOrEqual(t, f.CPUPerCallNS, int64(0), "%s/%s", kind, tr) // getrusage's tick may round 3 calls to 0
+			assert.GreaterOrEqual(t, f.RSSBytes, f.RetainedBytes, "%s/%s", kind, tr)
+
+			require.Len(t, r.Fleets[k], 1, "%s/%s", kind, tr)
+			fl := r.Fleets[k][0]
+			assert.Equal(t, 2, fl.Servers)
+			assert.Positive(t, fl.FleetHeapBytes, "%s/%s", kind, tr)
+			assert.Greater(t, fl.FleetRSSBytes, fl.FleetHeapBytes, "%s/%s", kind, tr)
+			assert.Positive(t, fl.FleetConnectNS, "%s/%s", kind, tr)
+			assert.Positive(t, fl.FleetCloseNS, "%s/%s", kind, tr)
+		}
+	}
+	var out bytes.Buffer
+	r.Markdown(&out)
+	for _, kind := range Kinds {
+		assert.Contains(t, out.String(), "| "+kind+" | stdio |")
+		assert.Contains(t, out.String(), "| "+kind+" | http |")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	get := func(f clientkit.Figures) float64 { return float64(f.CallP50NS) }
+	runs := func(v ...int64) []clientkit.Figures {
+		var fs []clientkit.Figures
+		for _, x := range v {
+			fs = append(fs, clientkit.Figures{CallP50NS: x})
+		}
+		return fs
+	}
+	for _, c := range []struct {
+		in   []clientkit.Figures
+		want float64
+	}{
+		{nil, 0},
+		{runs(5), 5},
+		{runs(9, 1, 5), 5},
+		{runs(4, 1, 3, 2), 2.5},
+	} {
+		assert.Equal(t, c.want, Median(c.in, get))
+	}
+}

@@ -1,0 +1,141 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/mcpward/mcpward/bench/internal/clientkit"
+)
+
+// Median returns the median of the figure get reads from every run of
+// key (0 with no run).
+func Median(runs []clientkit.Figures, get func(clientkit.Figures) float64) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	v := make([]float64, len(runs))
+	for i, f := range runs {
+		v[i] = get(f)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// column is one column of the tables: a figure and how to print it.
+type column struct {
+	name   string
+	get    func(clientkit.Figures) float64
+	format func(float64) string
+}
+
+func dur(v float64) string {
+	d := time.Duration(v)
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+	}
+}
+
+func size(v float64) string {
+	switch {
+	case v >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
+	case v >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", v/(1<<10))
+	default:
+		return fmt.Sprintf("%.0f B", v)
+	}
+}
+
+func rate(v float64) string { return fmt.Sprintf("%.0f/s", v) }
+
+var callColumns = []column{
+	{"call p50", func(f clientkit.Figures) float64 { return float64(f.CallP50NS) }, dur},
+	{"CPU/call", func(f clientkit.Figures) float64 { return float64(f.CPUPerCallNS) }, dur},
+	{"bytes/call", func(f clientkit.Figures) float64 { return float64(f.BytesPerCall) }, size},
+	{"p99", func(f clientkit.Figures) float64 { return float64(f.CallP99NS) }, dur},
+	{"connect", func(f clientkit.Figures) float64 { return float64(f.ConnectNS) }, dur},
+	{"10k listing", func(f clientkit.Figures) float64 { return float64(f.ListNS) }, dur},
+	{"retained", func(f clientkit.Figures) float64 { return float64(f.RetainedBytes) }, size},
+	{"RSS", func(f clientkit.Figures) float64 { return float64(f.RSSBytes) }, size},
+	{"8 callers", func(f clientkit.Figures) float64 { return f.CallsPerSec }, rate},
+}
+
+var fleetColumns = []column{
+	{"heap", func(f clientkit.Figures) float64 { return float64(f.FleetHeapBytes) }, size},
+	{"RSS", func(f clientkit.Figures) float64 { return float64(f.FleetRSSBytes) }, size},
+	{"connect all", func(f clientkit.Figures) float64 { return float64(f.FleetConnectNS) }, dur},
+	{"close all", func(f clientkit.Figures) float64 { return float64(f.FleetCloseNS) }, dur},
+}
+
+// table writes one markdown table of cols over runs: the go-sdk row in
+// absolute figures, every other row as its ratio to go-sdk's median over
+// the same transport, then its own median in brackets.
+func (r *Results) table(w io.Writer, runs map[Key][]clientkit.Figures, cols []column) {
+	fmt.Fprint(w, "| client | transport |")
+	for _, c := range cols {
+		name := c.name
+		if name == "10k listing" && r.Config.Tools != 10_000 {
+			name = "listing"
+		}
+		fmt.Fprintf(w, " %s |", name)
+	}
+	fmt.Fprint(w, "\n|---|---|")
+	for range cols {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for _, tr := range r.Config.Transports {
+		base := runs[Key{Kinds[0], tr}]
+		for _, kind := range Kinds {
+			own := runs[Key{kind, tr}]
+			if len(own) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s |", kind, tr)
+			for _, c := range cols {
+				m, b := Median(own, c.get), Median(base, c.get)
+				switch {
+				case kind == Kinds[0]:
+					fmt.Fprintf(w, " %s |", c.format(m))
+				case b > 0:
+					fmt.Fprintf(w, " **%.2f×** (%s) |", m/b, c.format(m))
+				default:
+					fmt.Fprintf(w, " (%s) |", c.format(m))
+				}
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// Markdown writes the results as markdown: the per-call table and, when
+// measured, the table of memory with Fleet servers connected.
+func (r *Results) Markdown(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "Medians of %d interleaved rounds (one process per client kind, transport and round); "+
+		"go-sdk in absolute figures, every other client as its ratio to go-sdk (its own median in brackets). "+
+		"%d sequential echo calls, %d connects, %d calls shared by %d concurrent callers (calls/s), a listing of %d tools + echo.\n\n",
+		c.Rounds, c.Calls, c.Connects, c.ConcCalls, clientkit.Concurrency, c.Tools)
+	r.table(w, r.Runs, callColumns)
+	if len(r.ServerStarts) > 0 {
+		ds := slices.Clone(r.ServerStarts)
+		slices.Sort(ds)
+		fmt.Fprintf(w, "\nEvery stdio connect starts the server: the stdio 10k listing includes the full server's own start "+
+			"(building its tools; median %s, the same for every client).\n", dur(float64(ds[len(ds)/2])))
+	}
+	if len(r.Fleets) > 0 {
+		fmt.Fprintf(w, "\n%d servers connected at once (echo only; stdio: %d child processes), medians of %d rounds; "+
+			"heap is HeapAlloc after GC, RSS the client process's alone.\n\n", c.Fleet, c.Fleet, c.FleetRounds)
+		r.table(w, r.Fleets, fleetColumns)
+	}
+}

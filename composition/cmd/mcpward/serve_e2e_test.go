@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+)
+
+// serveWorld is a world whose user configuration defines the example
+// server (-dynamic) as "ex" and a server that cannot start as "broken".
+func serveWorld(t *testing.T) *world {
+	t.Helper()
+	bin, err := exampleServer()
+	require.NoError(t, err)
+	w := newWorld(t, nil)
+	w.write(t, "config/mcpward/mcp.json", `{"mcpServers": {"ex": {"command": `+jsonString(bin)+`, "args": ["-dynamic"]},
+		"broken": {"command": `+jsonString(filepath.Join(w.root, "missing-program"))+`}}}`)
+	return w
+}
+
+// serveCmd is the CLI running args in w.
+func serveCmd(w *world, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Dir, cmd.Env = w.ws, w.env
+	return cmd
+}
+
+// connectStdio connects a go-sdk client to "mcpward serve ARGS..." in w;
+// changed receives a value on every notifications/tools/list_changed.
+func connectStdio(t *testing.T, w *world, stderr *iostreams.Buffer, args ...string) (*mcp.ClientSession, chan struct{}, *exec.Cmd) {
+	t.Helper()
+	changed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cmd := serveCmd(w, append([]string{"serve"}, args...)...)
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, changed, cmd
+}
+
+// toolNames lists the session's tools' names.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// waitTool waits until the session lists name.
+func waitTool(t *testing.T, cs *mcp.ClientSession, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return slices.Contains(toolNames(t, cs), name) }, 30*time.Second, 50*time.Millisecond,
+		"%s never listed", name)
+}
+
+// text is the text of a result's content blocks.
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	return r
+}
+
+// TestServeStdio: a go-sdk client over stdio lists and calls the example
+// server's tools under their host-facing names; tool_add changes the
+// upstream list (the upstream process keeps that state: the added tool
+// answers), which reaches the client as list_changed; mcpward_status
+// names the broken server's state and reason; arguments are validated;
+// every forwarded call is audited without its arguments.
+func TestServeStdio(t *testing.T) {
+	w := serveWorld(t)
+	stderr := &iostreams.Buffer{}
+	cs, changed, _ := connectStdio(t, w, stderr)
+	waitTool(t, cs, "mcp__ex__echo")
+	assert.Contains(t, toolNames(t, cs), "mcpward_status")
+
+	r := call(t, cs, "mcp__ex__echo", map[string]any{"text": "hello through mcpward"})
+	assert.False(t, r.IsError)
+	assert.Equal(t, "hello through mcpward", text(r))
+
+	bad := call(t, cs, "mcp__ex__echo", map[string]any{"text": 42})
+	assert.True(t, bad.IsError, "arguments are validated before anything is sent")
+	assert.Contains(t, text(bad), "invalid_arguments")
+
+	for len(changed) > 0 {
+		<-changed
+	}
+	r = call(t, cs, "mcp__ex__tool_add", map[string]any{"name": "greet", "field": "who"})
+	require.False(t, r.IsError, text(r))
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notifications/tools/list_changed reached the client")
+	}
+	waitTool(t, cs, "mcp__ex__greet")
+	r = call(t, cs, "mcp__ex__greet", map[string]any{"who": "secret-argument-value"})
+	assert.Equal(t, "secret-argument-value", text(r), "the upstream process kept the tool it was asked to add")
+
+	r = call(t, cs, "mcp__ex__tool_remove", map[string]any{"name": "greet"})
+	require.False(t, r.IsError, text(r))
+	require.Eventually(t, func() bool { return !slices.Contains(toolNames(t, cs), "mcp__ex__greet") }, 30*time.Second, 50*time.Millisecond)
+
+	st := call(t, cs, "mcpward_status", nil)
+	assert.Contains(t, text(st), "ex: connected")
+	assert.Contains(t, text(st), "broken: failed")
+	require.NoError(t, cs.Close())
+	assert.Contains(t, stderr.String(), "broken: failed", "stderr carries the lines of tools")
+
+	var audit []byte
+	require.NoError(t, filepath.WalkDir(filepath.Join(w.root, "state"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(d.Name(), "audit") {
+			b, _ := os.ReadFile(p)
+			audit = append(audit, b...)
+		}
+		return nil
+	}))
+	assert.Contains(t, string(audit), `"action":"call"`)
+	assert.Contains(t, string(audit), "tool=echo")
+	assert.Contains(t, string(audit), "tool=greet")
+	assert.Contains(t, string(audit), "reason=invalid_arguments")
+	assert.NotContains(t, string(audit), "secret-argument-value", "arguments are never recorded")
+	assert.NotContains(t, string(audit), "hello through mcpward")
+}
+
+// TestServeOne: "mcpward serve ex" fronts ex alone under its own names.
+func TestServeOne(t *testing.T) {
+	w := serveWorld(t)
+	cs, _, _ := connectStdio(t, w, &iostreams.Buffer{}, "ex")
+	waitTool(t, cs, "echo")
+	assert.NotContains(t, toolNames(t, cs), "mcp__ex__echo")
+	assert.Equal(t, "hi", text(call(t, cs, "echo", map[string]any{"text": "hi"})))
+	st := call(t, cs, "mcpward_status", nil)
+	assert.NotContains(t, text(st), "broken")
+}
+
+// freePort returns a loopback port nobody listens on (now).
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// bearer adds the token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeHTTP: over Streamable HTTP the token is required (401), a
+// foreign Origin or Host is refused (403), and a go-sdk client with the
+// token lists and calls.
+func TestServeHTTP(t *testing.T) {
+	w := serveWorld(t)
+	addr := "127.0.0.1:" + freePort(t)
+	cmd := serveCmd(w, "serve", "--http", addr)
+	stderr := &iostreams.Buffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "listening on") }, 30*time.Second, 20*time.Millisecond)
+	tokenFile := filepath.Join(w.root, "state", "mcpward", "serve-token")
+	fi, err := os.Stat(tokenFile)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	tok, err := os.ReadFile(tokenFile)
+	require.NoError(t, err)
+	token := strings.TrimSpace(string(tok))
+	url := "http://" + addr + "/mcp"
+
+	post := func(hdr map[string]string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	assert.Equal(t, http.StatusUnauthorized, post(nil).StatusCode)
+	assert.Equal(t, http.StatusUnauthorized, post(map[string]string{"Authorization": "Bearer wrong"}).StatusCode)
+	assert.Equal(t, http.StatusForbidden, post(map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example"}).StatusCode)
+	assert.Equal(t, http.StatusForbidden, post(map[string]string{"Authorization": "Bearer " + token, "Host": "evil.example:80"}).StatusCode)
+	resp := post(map[string]string{"Authorization": "Bearer " + token, "Origin": "http://evil.example"})
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "no CORS")
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+	require.NoError(t, err, stderr.String())
+	defer cs.Close()
+	waitTool(t, cs, "mcp__ex__echo")
+	assert.Equal(t, "over http", text(call(t, cs, "mcp__ex__echo", map[string]any{"text": "over http"})))
+	assert.NotContains(t, stderr.String(), token, "the token is never printed")
+}
+
+// TestServeHTTPNoToken: --unsafe-no-token is announced, accepted only
+// with --http on loopback.
+func TestServeHTTPNoToken(t *testing.T) {
+	w := serveWorld(t)
+	r := w.run(t, "serve", "--http", "0.0.0.0:9", "--unsafe-no-token")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "loopback")
+	r = w.run(t, "serve", "--unsafe-no-token")
+	assert.Equal(t, 2, r.code)
+
+	addr := "127.0.0.1:" + freePort(t)
+	cmd := serveCmd(w, "serve", "--http", addr, "--unsafe-no-token")
+	stderr := &iostreams.Buffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "listening on") }, 30*time.Second, 20*time.Millisecond)
+	assert.Contains(t, stderr.String(), "--unsafe-no-token")
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	waitTool(t, cs, "mcp__ex__echo")
+}
+
+// TestServeSIGTERM: SIGTERM ends serve and every upstream process group.
+func TestServeSIGTERM(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("walks /proc")
+	}
+	w := serveWorld(t)
+	stderr := &iostreams.Buffer{}
+	cs, _, cmd := connectStdio(t, w, stderr)
+	waitTool(t, cs, "mcp__ex__echo")
+	under := descendants(cmd.Process.Pid)
+	require.NotEmpty(t, under, "the upstream server runs under serve")
+	pid := cmd.Process.Pid
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) },
+		30*time.Second, 50*time.Millisecond, "serve did not exit: %s", stderr.String())
+	assertNoneLeft(t, under)
+}
+
+// isZombie reports whether pid has exited (not yet reaped).
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}

@@ -25,6 +25,9 @@ import (
 	"github.com/mcpward/mcpward/ports"
 )
 
+// discard is the Logger of a Server without one.
+var discard = slog.New(slog.DiscardHandler)
+
 // Tool is one tool offered downstream.
 type Tool struct {
 	// Name is the name downstream clients call it by.
@@ -132,7 +135,7 @@ func New(b Backend, opts *Options) *Server {
 	}
 	log := o.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = discard
 	}
 	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
 		stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{})}
@@ -204,12 +207,12 @@ func (s *Server) sync(cat Catalog) {
 func (s *Server) syncTools(tools []Tool) {
 	want := map[string]bool{}
 	for _, t := range tools {
-		key, err := json.Marshal(t)
-		if err != nil || want[t.Name] {
+		if want[t.Name] {
 			continue
 		}
+		key := fmt.Sprintf("%q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Name)
 		want[t.Name] = true
-		if s.tools[t.Name] == string(key) {
+		if s.tools[t.Name] == key {
 			continue
 		}
 		mt, err := sdkTool(t)
@@ -226,7 +229,7 @@ func (s *Server) syncTools(tools []Tool) {
 			}
 			continue
 		}
-		s.tools[t.Name] = string(key)
+		s.tools[t.Name] = key
 	}
 	var gone []string
 	for n := range s.tools {

@@ -264,3 +264,47 @@ func (g *Gateway) status() ports.ToolResult {
 	content, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
 	return ports.ToolResult{Content: content}
 }
+
+// ReasonElicitationUnavailable is the reason (Class Unsupported) of a
+// server's question a GatewayElicitor cannot put to a client: no Gateway
+// bound yet, not exactly one client connected, or the client did not
+// declare elicitation.
+const ReasonElicitationUnavailable = "elicitation_unavailable"
+
+// GatewayElicitor passes the servers' elicitation questions to the one
+// client of a Gateway serving stdio. Give it as the Elicitor of
+// ConnectOptions.Elicitation when connecting the Fleet, then Bind the
+// Gateway made of it. Safe for concurrent use.
+type GatewayElicitor struct {
+	mu sync.Mutex
+	g  *Gateway
+}
+
+// Bind makes e ask g's client.
+func (e *GatewayElicitor) Bind(g *Gateway) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.g = g
+}
+
+// Elicit implements ports.Elicitor: the bound Gateway's one client's
+// answer, or a *refusal.Error of Class Unsupported,
+// ReasonElicitationUnavailable (or Transient "elicitation_failed" when
+// the client's reply did not come back as an answer).
+func (e *GatewayElicitor) Elicit(ctx context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
+	e.mu.Lock()
+	g := e.g
+	e.mu.Unlock()
+	if g == nil {
+		return ports.ElicitResult{}, refusal.New(refusal.Unsupported, ReasonElicitationUnavailable, r.ServerID)
+	}
+	res, err := g.srv.Elicit(ctx, r)
+	switch {
+	case errors.Is(err, mcpserve.ErrNoElicitingClient):
+		return ports.ElicitResult{}, refusal.New(refusal.Unsupported, ReasonElicitationUnavailable, r.ServerID)
+	case err != nil:
+		g.log.Warn("mcpward serve: a server's question could not be put to the client", "server", r.ServerID, "err", err)
+		return ports.ElicitResult{}, refusal.New(refusal.Transient, "elicitation_failed", r.ServerID)
+	}
+	return res, nil
+}

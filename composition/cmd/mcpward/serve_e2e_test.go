@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
 )
 
 // serveWorld is a world whose user configuration defines the example
@@ -303,4 +305,48 @@ func isZombie(pid int) bool {
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] == "Z"
+}
+
+// TestServeElicitation: over stdio a server's question reaches the one
+// client that declared elicitation and its answer goes back; a client
+// without it gets the question refused (the server sees an error).
+func TestServeElicitation(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	w := newWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"asker": {"command": ` + jsonString(exe) +
+			`, "env": {"` + testserver.Env + `": "` + testserver.ModeElicit + `"}}}}`,
+	})
+	asked := make(chan *mcp.ElicitParams, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- r.Params
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann", "age": 41, "score": 1.5, "status": "pending", "verified": false}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	stderr := &iostreams.Buffer{}
+	cmd := serveCmd(w, "serve")
+	cmd.Stderr = stderr
+	// Before 2026-07-28: from that version on a server may not ask while
+	// serving a call (multi round-trip requests, not done by serve).
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err, stderr.String())
+	defer cs.Close()
+	waitTool(t, cs, "mcp__asker__ask")
+	r := call(t, cs, "mcp__asker__ask", map[string]any{})
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(text(r)), &got), text(r))
+	assert.Equal(t, "accept", got["action"], text(r))
+	assert.Equal(t, "Ann", got["content"].(map[string]any)["name"])
+	p := <-asked
+	schema, _ := json.Marshal(p.RequestedSchema)
+	assert.Contains(t, string(schema), `"enum":["active","inactive","pending"]`)
+
+	// A client without elicitation: refused by name, nothing asked.
+	cs2, _, _ := connectStdio(t, w, &iostreams.Buffer{})
+	waitTool(t, cs2, "mcp__asker__ask")
+	r = call(t, cs2, "mcp__asker__ask", map[string]any{})
+	assert.Contains(t, text(r), "elicitation_unavailable", text(r))
 }

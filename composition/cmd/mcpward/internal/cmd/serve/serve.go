@@ -78,6 +78,13 @@ progress token is passed on to the server; a client's cancel ends the
 call: for a stdio server that stops its process (its state is lost; the
 supervisor starts it again).
 
+A server's elicitation question (elicitation/create) is passed to the
+client only over stdio, where one client speaks, when that client declared
+elicitation on a protocol version before 2026-07-28 (from that version on a
+question travels inside the call's result, which serve does not do); else
+it is refused by name (elicitation_unavailable). Over HTTP elicitation is
+not offered to the servers.
+
 Over stdio (the default) one client speaks on stdin/stdout. With --http
 ADDR (a loopback address such as 127.0.0.1:8765) mcpward serves
 Streamable HTTP at http://ADDR/mcp: every request must carry
@@ -162,6 +169,14 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	sup := fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout, Call: opts.CallTimeout})
 	copts := &composition.ConnectOptions{Names: names, Supervisor: sup, OnStatus: rep.OnStatus, Background: true}
+	// Elicitation only over stdio, where one client speaks: the servers'
+	// questions go to it when it declared elicitation. Over HTTP it is
+	// not offered, and a server's question is refused.
+	var asker *composition.GatewayElicitor
+	if opts.HTTP == "" {
+		asker = &composition.GatewayElicitor{}
+		copts.Elicitation = &composition.ElicitationOptions{Elicitor: asker}
+	}
 	fl := a.Host.Connect(ctx, a.LibrarySources(), copts)
 	defer fl.Close()
 	go func() {
@@ -172,6 +187,9 @@ func Run(ctx context.Context, opts *Options) error {
 	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version,
 		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	defer gw.Close()
+	if asker != nil {
+		asker.Bind(gw)
+	}
 	if opts.HTTP == "" {
 		in, ok := opts.IO.In.(io.ReadCloser)
 		if !ok {

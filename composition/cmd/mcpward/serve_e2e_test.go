@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -349,4 +350,76 @@ func TestServeElicitation(t *testing.T) {
 	waitTool(t, cs2, "mcp__asker__ask")
 	r = call(t, cs2, "mcp__asker__ask", map[string]any{})
 	assert.Contains(t, text(r), "elicitation_unavailable", text(r))
+}
+
+// TestServeTypeScriptClient: the TypeScript SDK's client (peers/) starts
+// mcpward serve over stdio, lists and calls.
+func TestServeTypeScriptClient(t *testing.T) {
+	node, entry := everythingCommand(t) // skips without node and peers
+	sdk := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(entry))), "sdk")
+	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
+		t.Skip("@modelcontextprotocol/sdk is missing (run: cd peers && npm ci)")
+	}
+	w := serveWorld(t)
+	env := map[string]string{}
+	for _, kv := range w.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	envJSON, err := json.Marshal(env)
+	require.NoError(t, err)
+	script, err := filepath.Abs(filepath.Join("testdata", "serve_ts_client.mjs"))
+	require.NoError(t, err)
+	cmd := exec.Command(node, script)
+	cmd.Env = []string{"PATH=" + filepath.Dir(node), "HOME=" + t.TempDir(), "MCP_SDK=" + sdk, "MCPWARD=" + binary,
+		"SERVE_ENV=" + string(envJSON), "SERVE_CWD=" + w.ws}
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("node: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err)
+	var got struct {
+		Tools   []string
+		Text    string
+		IsError bool
+	}
+	require.NoError(t, json.Unmarshal(out, &got), string(out))
+	assert.Contains(t, got.Tools, "mcp__ex__echo")
+	assert.Contains(t, got.Tools, "mcpward_status")
+	assert.Equal(t, "from typescript", got.Text)
+	assert.False(t, got.IsError)
+}
+
+// TestServeCancel: a client's cancel ends the upstream call; over stdio
+// that stops the upstream process (a new one serves the next call, the old
+// one's state is gone).
+func TestServeCancel(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("walks /proc")
+	}
+	w := serveWorld(t)
+	cs, _, cmd := connectStdio(t, w, &iostreams.Buffer{}, "ex")
+	waitTool(t, cs, "slow")
+	before := descendants(cmd.Process.Pid)
+	require.NotEmpty(t, before)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 10000}})
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(9 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	assertNoneLeft(t, before)
+	require.Eventually(t, func() bool {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}})
+		return err == nil && !r.IsError && text(r) == "again"
+	}, 30*time.Second, 100*time.Millisecond, "a new upstream process serves the next call")
 }

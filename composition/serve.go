@@ -146,6 +146,15 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 					Description: r.Description(), MIMEType: r.MIMEType(), Size: r.Size()})
 				routes["resource:"+r.URI()] = route{server: c.Server, tool: r.URI()}
 			}
+			for _, t := range c.ResourceTemplates {
+				key := "template:" + t.URITemplate()
+				if _, dup := routes[key]; dup || templatePrefix(t.URITemplate()) == "" {
+					continue
+				}
+				cat.Templates = append(cat.Templates, mcpserve.Template{URITemplate: t.URITemplate(), Name: t.Name(), Title: t.Title(),
+					Description: t.Description(), MIMEType: t.MIMEType()})
+				routes[key] = route{server: c.Server, tool: t.URITemplate()}
+			}
 		}
 	}
 	if _, taken := routes[StatusToolName]; !taken {
@@ -232,6 +241,98 @@ func (b gatewayBackend) ReadResource(ctx context.Context, uri string) (ports.Rea
 		return ports.ReadResult{}, refusal.New(refusal.Config, "unknown_resource", "")
 	}
 	return b.g.f.ReadResource(ctx, rt.server, rt.tool)
+}
+
+// templatePrefix is the literal start of a URI template up to its first
+// expression when that start holds the scheme and the whole authority
+// ("scheme://host/"), or "" (the template is not offered: a read could
+// not be held to the template's origin).
+func templatePrefix(tpl string) string {
+	i := strings.IndexByte(tpl, '{')
+	if i < 0 {
+		i = len(tpl)
+	}
+	lit := tpl[:i]
+	scheme, rest, ok := strings.Cut(lit, "://")
+	if !ok || scheme == "" {
+		return ""
+	}
+	if _, _, ok := strings.Cut(rest, "/"); !ok {
+		return ""
+	}
+	return lit
+}
+
+// ReadTemplate forwards a read of uri, which the SDK matched to the
+// template uriTemplate: refused (Class Refused, "template_origin_mismatch")
+// unless uri starts with the template's literal origin and path.
+func (b gatewayBackend) ReadTemplate(ctx context.Context, uriTemplate, uri string) (ports.ReadResult, error) {
+	rt, ok := b.g.routeOf("template:" + uriTemplate)
+	if !ok {
+		return ports.ReadResult{}, refusal.New(refusal.Config, ReasonUnknownTemplate, "")
+	}
+	if p := templatePrefix(uriTemplate); p == "" || !strings.HasPrefix(uri, p) {
+		return ports.ReadResult{}, refusal.New(refusal.Refused, "template_origin_mismatch", rt.server)
+	}
+	return b.g.f.ReadResource(ctx, rt.server, uri)
+}
+
+// serverOfURI returns the server of a resource or of the template whose
+// literal prefix uri starts with, or "".
+func (g *Gateway) serverOfURI(uri string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.routes["resource:"+uri]; ok {
+		return r.server
+	}
+	for k, r := range g.routes {
+		if tpl, ok := strings.CutPrefix(k, "template:"); ok {
+			if p := templatePrefix(tpl); p != "" && strings.HasPrefix(uri, p) {
+				return r.server
+			}
+		}
+	}
+	return ""
+}
+
+// Subscribe forwards a resources/subscribe to the server of uri.
+func (b gatewayBackend) Subscribe(ctx context.Context, uri string) error {
+	server := b.g.serverOfURI(uri)
+	if server == "" {
+		return refusal.New(refusal.Config, "unknown_resource", "")
+	}
+	return b.g.f.Subscribe(ctx, server, uri)
+}
+
+// Unsubscribe forwards a resources/unsubscribe to the server of uri.
+func (b gatewayBackend) Unsubscribe(ctx context.Context, uri string) error {
+	server := b.g.serverOfURI(uri)
+	if server == "" {
+		return refusal.New(refusal.Config, "unknown_resource", "")
+	}
+	return b.g.f.Unsubscribe(ctx, server, uri)
+}
+
+// Complete forwards a completion/complete of an offered prompt or
+// template.
+func (b gatewayBackend) Complete(ctx context.Context, ref ports.CompletionRef, arg, value string, resolved map[string]string) (ports.Completion, error) {
+	key := "prompt:" + ref.Name
+	if ref.Type == ports.CompletionRefResource {
+		key = "template:" + ref.Name
+	}
+	rt, ok := b.g.routeOf(key)
+	if !ok {
+		return ports.Completion{}, refusal.New(refusal.Config, "completion_ref_invalid", "")
+	}
+	return b.g.f.Complete(ctx, rt.server, ports.CompletionRef{Type: ref.Type, Name: rt.tool}, arg, value, resolved)
+}
+
+// ResourceUpdated passes u (from the supervisors' OnResourceUpdated) to
+// the clients subscribed to its URI.
+func (g *Gateway) ResourceUpdated(u ports.ResourceUpdate) {
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	g.srv.ResourceUpdated(ctx, u.URI)
 }
 
 // StatusLine is one server's line of the status tool: "NAME: STATE",

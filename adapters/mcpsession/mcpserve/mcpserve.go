@@ -62,11 +62,22 @@ type Resource struct {
 	Size        int64
 }
 
+// Template is one resource template offered downstream; a read of a URI
+// it matches goes to Backend.ReadTemplate.
+type Template struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+}
+
 // Catalog is what a Backend offers at one time.
 type Catalog struct {
 	Tools     []Tool
 	Prompts   []Prompt
 	Resources []Resource
+	Templates []Template
 	// Changed is closed when a newer Catalog replaces this one; nil means
 	// never (the Server then stops following).
 	Changed <-chan struct{}
@@ -85,6 +96,16 @@ type Backend interface {
 	GetPrompt(ctx context.Context, name string, args map[string]string) (ports.PromptResult, error)
 	// ReadResource reads the resource offered under uri.
 	ReadResource(ctx context.Context, uri string) (ports.ReadResult, error)
+	// ReadTemplate reads uri, which matches the template offered as
+	// uriTemplate.
+	ReadTemplate(ctx context.Context, uriTemplate, uri string) (ports.ReadResult, error)
+	// Subscribe and Unsubscribe ask for (or end) updates of uri; the host
+	// passes each update to Server.ResourceUpdated.
+	Subscribe(ctx context.Context, uri string) error
+	Unsubscribe(ctx context.Context, uri string) error
+	// Complete completes argument arg of ref (a prompt by its offered
+	// name, or a template by its URI template) from value.
+	Complete(ctx context.Context, ref ports.CompletionRef, arg, value string, resolved map[string]string) (ports.Completion, error)
 }
 
 // Options configure a Server; nil means the defaults.
@@ -110,6 +131,7 @@ type Server struct {
 	tools     map[string]string // name → the JSON registered
 	prompts   map[string]string
 	resources map[string]string
+	templates map[string]string
 	skipped   int
 	synced    chan struct{} // closed after the first sync
 
@@ -138,16 +160,26 @@ func New(b Backend, opts *Options) *Server {
 		log = discard
 	}
 	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
-		stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{})}
+		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{})}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
 		// Declared whatever the first catalog holds: servers connect in
 		// the background and may bring prompts and resources later.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error {
+			return b.Subscribe(ctx, r.Params.URI)
+		},
+		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+			return b.Unsubscribe(ctx, r.Params.URI)
+		},
+		CompletionHandler: func(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return complete(ctx, b, r)
 		},
 	})
 	cat := b.Catalog()
@@ -202,6 +234,79 @@ func (s *Server) sync(cat Catalog) {
 	s.syncTools(cat.Tools)
 	s.syncPrompts(cat.Prompts)
 	s.syncResources(cat.Resources)
+	s.syncTemplates(cat.Templates)
+}
+
+func (s *Server) syncTemplates(templates []Template) {
+	want := map[string]bool{}
+	for _, t := range templates {
+		key, err := json.Marshal(t)
+		if err != nil || want[t.URITemplate] || t.URITemplate == "" {
+			continue
+		}
+		want[t.URITemplate] = true
+		if s.templates[t.URITemplate] == string(key) {
+			continue
+		}
+		mt := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
+		if mt.Name == "" {
+			mt.Name = t.URITemplate
+		}
+		tpl := t.URITemplate
+		h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			r, err := s.b.ReadTemplate(ctx, tpl, req.Params.URI)
+			if err != nil {
+				return nil, err
+			}
+			return readResult(r), nil
+		}
+		if err := guard(func() { s.srv.AddResourceTemplate(mt, h) }); err != nil {
+			s.skipped++
+			want[t.URITemplate] = false
+			continue
+		}
+		s.templates[t.URITemplate] = string(key)
+	}
+	var gone []string
+	for n := range s.templates {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.templates, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResourceTemplates(gone...)
+	}
+}
+
+// ResourceUpdated tells the clients subscribed to uri that it changed.
+func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
+	_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// complete forwards a completion/complete.
+func complete(ctx context.Context, b Backend, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := r.Params
+	if p == nil || p.Ref == nil || p.Argument.Name == "" {
+		return nil, fmt.Errorf("mcpward: an incomplete completion request")
+	}
+	ref := ports.CompletionRef{Type: p.Ref.Type, Name: p.Ref.Name}
+	if p.Ref.Type == ports.CompletionRefResource {
+		ref.Name = p.Ref.URI
+	}
+	var resolved map[string]string
+	if p.Context != nil {
+		resolved = p.Context.Arguments
+	}
+	c, err := b.Complete(ctx, ref, p.Argument.Name, p.Argument.Value, resolved)
+	if err != nil {
+		return nil, err
+	}
+	vals := c.Values
+	if vals == nil {
+		vals = []string{}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals, Total: c.Total, HasMore: c.HasMore}}, nil
 }
 
 func (s *Server) syncTools(tools []Tool) {
@@ -439,21 +544,26 @@ func (s *Server) resourceHandler(uri string) mcp.ResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		out := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, 0, len(r.Contents))}
-		for _, c := range r.Contents {
-			rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType}
-			if c.IsBlob {
-				rc.Blob = c.Blob
-				if rc.Blob == nil {
-					rc.Blob = []byte{}
-				}
-			} else {
-				rc.Text = c.Text
-			}
-			out.Contents = append(out.Contents, rc)
-		}
-		return out, nil
+		return readResult(r), nil
 	}
+}
+
+// readResult is r as the SDK's result.
+func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
+	out := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, 0, len(r.Contents))}
+	for _, c := range r.Contents {
+		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType}
+		if c.IsBlob {
+			rc.Blob = c.Blob
+			if rc.Blob == nil {
+				rc.Blob = []byte{}
+			}
+		} else {
+			rc.Text = c.Text
+		}
+		out.Contents = append(out.Contents, rc)
+	}
+	return out
 }
 
 // ServeStdio serves one client over in and out (newline-delimited

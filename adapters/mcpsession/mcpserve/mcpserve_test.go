@@ -59,6 +59,17 @@ func (b *fakeBackend) ReadResource(_ context.Context, uri string) (ports.ReadRes
 	return ports.ReadResult{Contents: []ports.ResourceContents{{URI: uri, Text: "body"}}}, nil
 }
 
+func (b *fakeBackend) ReadTemplate(_ context.Context, tpl, uri string) (ports.ReadResult, error) {
+	return ports.ReadResult{Contents: []ports.ResourceContents{{URI: uri, Text: "from " + tpl}}}, nil
+}
+
+func (b *fakeBackend) Subscribe(context.Context, string) error   { return nil }
+func (b *fakeBackend) Unsubscribe(context.Context, string) error { return nil }
+
+func (b *fakeBackend) Complete(_ context.Context, ref ports.CompletionRef, arg, value string, _ map[string]string) (ports.Completion, error) {
+	return ports.Completion{Values: []string{ref.Type + " " + ref.Name + " " + arg + " " + value}}, nil
+}
+
 var objSchema = json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)
 
 // connect serves s to an in-memory go-sdk client.
@@ -212,7 +223,7 @@ func TestUnknownContentIsRefusedByName(t *testing.T) {
 // TestPromptsAndResources pass through.
 func TestPromptsAndResources(t *testing.T) {
 	b := newFake(Catalog{Prompts: []Prompt{{Name: "p", Arguments: []ports.PromptArgument{{Name: "who", Required: true}}}},
-		Resources: []Resource{{URI: "file:///r", Name: "r"}}})
+		Resources: []Resource{{URI: "file:///r", Name: "r"}}, Templates: []Template{{URITemplate: "file:///t/{name}", Name: "t"}}})
 	s := New(b, nil)
 	defer s.Close()
 	cs := connect(t, s, nil)
@@ -224,6 +235,14 @@ func TestPromptsAndResources(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rr.Contents, 1)
 	assert.Equal(t, "body", rr.Contents[0].Text)
+	rr, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file:///t/x"})
+	require.NoError(t, err)
+	assert.Equal(t, "from file:///t/{name}", rr.Contents[0].Text)
+	cr, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "file:///t/{name}"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "x"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ref/resource file:///t/{name} name x"}, cr.Completion.Values)
+	require.NoError(t, cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "file:///r"}))
 }
 
 func mustJSON(v any) []byte {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
+	"github.com/mcpward/mcpward/ports"
 )
 
 // TokenFile is the file, in the state directory, holding the bearer
@@ -168,6 +170,13 @@ func Run(ctx context.Context, opts *Options) error {
 		names = []string{opts.Name}
 	}
 	sup := fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout, Call: opts.CallTimeout})
+	// Resource updates go to the Gateway made below (subscribed clients).
+	var gwp atomic.Pointer[composition.Gateway]
+	sup.OnResourceUpdated = func(u ports.ResourceUpdate) {
+		if g := gwp.Load(); g != nil {
+			g.ResourceUpdated(u)
+		}
+	}
 	copts := &composition.ConnectOptions{Names: names, Supervisor: sup, OnStatus: rep.OnStatus, Background: true}
 	// Elicitation only over stdio, where one client speaks: the servers'
 	// questions go to it when it declared elicitation. Over HTTP it is
@@ -187,6 +196,7 @@ func Run(ctx context.Context, opts *Options) error {
 	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version,
 		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	defer gw.Close()
+	gwp.Store(gw)
 	if asker != nil {
 		asker.Bind(gw)
 	}

@@ -423,3 +423,22 @@ func TestServeCancel(t *testing.T) {
 		return err == nil && !r.IsError && text(r) == "again"
 	}, 30*time.Second, 100*time.Millisecond, "a new upstream process serves the next call")
 }
+
+// TestServeWorkspace: --workspace DIR decides the project file read: a
+// project server awaiting approval is not silently missing, its state and
+// reason are in mcpward_status; a DIR that is not a directory is a usage
+// error.
+func TestServeWorkspace(t *testing.T) {
+	w := serveWorld(t)
+	other := filepath.Join(w.root, "other-project")
+	w.write(t, "other-project/.mcp.json", `{"mcpServers": {"proj": {"command": "/bin/true"}}}`)
+	cs, _, _ := connectStdio(t, w, &iostreams.Buffer{}, "--workspace", other)
+	waitTool(t, cs, "mcp__ex__echo")
+	st := text(call(t, cs, "mcpward_status", nil))
+	assert.Contains(t, st, "proj: denied (not_approved)", st)
+	assert.Contains(t, st, "broken: failed (config program_not_found)", st)
+
+	r := w.run(t, "serve", "--workspace", filepath.Join(w.root, "missing"))
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--workspace")
+}

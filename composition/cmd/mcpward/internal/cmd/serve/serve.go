@@ -28,6 +28,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
+	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -74,7 +75,8 @@ refused, denied or failed, the reason; stderr carries the same lines as
 "mcpward tools".
 
 The servers connect in the background once serve starts and stay connected
-(supervised, reconnected) until it ends; a change of a server's tools is
+(supervised, reconnected; a server that failed for a passing reason is tried
+again every 30 seconds) until it ends; a change of a server's tools is
 sent to the client as notifications/tools/list_changed. A client's
 progress token is passed on to the server; a client's cancel ends the
 call: for a stdio server that stops its process (its state is lost; the
@@ -163,6 +165,8 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	life, stop := context.WithCancel(ctx) // ends the background work when Run returns
+	defer stop()
 	rep := progress.New(progress.Options{Out: opts.IO.ErrOut, Clock: opts.Clock, ConnectTimeout: opts.ConnectTimeout})
 	rep.Start()
 	var names []string
@@ -189,9 +193,10 @@ func Run(ctx context.Context, opts *Options) error {
 	fl := a.Host.Connect(ctx, a.LibrarySources(), copts)
 	defer fl.Close()
 	go func() {
-		if fl.Wait(ctx) == nil {
+		if fl.Wait(life) == nil {
 			rep.Finish(fl.Servers())
 		}
+		retryFailed(life, fl, RetryInterval)
 	}()
 	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version,
 		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
@@ -212,6 +217,30 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	return serveHTTP(ctx, opts, a.StateDir, gw)
+}
+
+// RetryInterval is how often serve connects again the servers that
+// failed with a Transient failure (the supervisor gives up after a few
+// attempts; serve lives longer than a command).
+const RetryInterval = 30 * time.Second
+
+// retryFailed reconnects, every interval until ctx ends, each server of
+// fl that is failed with a Transient failure (only those are retried).
+func retryFailed(ctx context.Context, fl *composition.Fleet, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, r := range fl.Servers() {
+			if r.State == composition.StateFailed && r.Class == refusal.Transient {
+				_ = fl.Reconnect(ctx, r.Name)
+			}
+		}
+	}
 }
 
 // serveHTTP serves gw on opts.HTTP until ctx ends.

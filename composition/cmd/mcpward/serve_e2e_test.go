@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -441,4 +442,39 @@ func TestServeWorkspace(t *testing.T) {
 	r := w.run(t, "serve", "--workspace", filepath.Join(w.root, "missing"))
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--workspace")
+}
+
+// TestServeHTTPRefusesElicitation: over HTTP elicitation is not offered
+// to the servers, so a server's question is refused (method not found),
+// even for a client that declared elicitation.
+func TestServeHTTPRefusesElicitation(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	w := newWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"asker": {"command": ` + jsonString(exe) +
+			`, "env": {"` + testserver.Env + `": "` + testserver.ModeElicit + `"}}}}`,
+	})
+	addr := "127.0.0.1:" + freePort(t)
+	cmd := serveCmd(w, "serve", "--http", addr, "--unsafe-no-token")
+	stderr := &iostreams.Buffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "listening on") }, 30*time.Second, 20*time.Millisecond)
+	var asked atomic.Bool
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Store(true)
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	waitTool(t, cs, "mcp__asker__ask")
+	r := call(t, cs, "mcp__asker__ask", map[string]any{})
+	assert.Contains(t, text(r), "-32601", "the server was told no elicitation: %s", text(r))
+	assert.False(t, asked.Load())
 }

@@ -16,6 +16,10 @@
 #   make bench   the benchmarks recorded in BENCHMARKS.md
 #   make demo    the whole flow: the CLI and the example server on an embedded
 #                demo configuration
+#   make conformance
+#                the official MCP conformance suite (pinned in peers/, run on
+#                the Node 22 pinned there) over every client scenario against
+#                bin/mcpward-conformance, one line per scenario
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -34,7 +38,7 @@ PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 # falls back to the build information the go command records.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
-.PHONY: install test peers test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
+.PHONY: install test peers conformance conformance-client test-plain test-keychain check fmt vet tidy deps wire wirecheck fuzz bench demo
 
 test: peers test-plain test-keychain
 
@@ -51,7 +55,7 @@ install:
 peers: peers/node_modules/.package-lock.json
 
 peers/node_modules/.package-lock.json: peers/package.json peers/package-lock.json
-	@command -v npm >/dev/null || { echo "missing npm: apt-get install nodejs npm (Node 20)"; exit 1; }
+	@command -v npm >/dev/null || { echo "missing npm: apt-get install nodejs npm (Node 20 or newer; the suite runs on the Node 22 peers/ pins)"; exit 1; }
 	@echo "== npm ci (peers)"
 	@cd peers && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
@@ -118,6 +122,18 @@ demo:
 	@cd examples && $(GO) build -o ../bin/example-server ./server
 	@cd composition/cmd/mcpward && $(GO) build -o ../../../bin/mcpward .
 	@./bin/mcpward demo --server ./bin/example-server
+
+# The client program the conformance suite runs for each scenario: built on
+# the Host API (composition), it signs in without a person by following the
+# suite's authorization URL itself.
+conformance-client:
+	@mkdir -p bin
+	@cd composition/cmd/mcpward && $(GO) build -o ../../../bin/mcpward-conformance ./mcpward-conformance
+
+# Every client scenario of the pinned suite, one at a time (a few seconds
+# each at most); TestOfficialConformance asserts the expected set.
+conformance: peers conformance-client
+	@scripts/conformance.sh
 
 wire:
 	@cd composition && $(GO) tool wire ./...

@@ -110,6 +110,11 @@ type Authentication struct {
 	// server id, newest last: a ports.Target does not carry oauth or the
 	// helper argv, so the Dialer looks them up by id and fingerprint.
 	needs map[string][]need
+	// challenges are the latest 401/403 challenges of each connection
+	// (challenges.go).
+	challenges challengeLog
+	// clientMetadataURL is Config.OAuth.ClientMetadataURL ("" without).
+	clientMetadataURL string
 }
 
 // need is what one HTTP definition (one server id and fingerprint) asked
@@ -139,6 +144,9 @@ func newAuthentication(cfg Config, oc *oauth.Client) (*Authentication, error) {
 		hosts:     maps.Clone(cfg.Authenticators),
 		oauth:     oc,
 		needs:     map[string][]need{},
+	}
+	if cfg.OAuth != nil {
+		a.clientMetadataURL = cfg.OAuth.ClientMetadataURL
 	}
 	// Let httptransport validate HelperEnv once, here, with a probe argv
 	// it allows: a bad environment is the host's error, not every
@@ -201,7 +209,11 @@ func (a *Authentication) authenticator(t ports.Target) (ports.Authenticator, err
 		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthNotDecided, Server: t.ServerID,
 			Detail: "authentication of this definition was not decided; evaluate it first"}
 	case n.oauth != nil && a.oauth != nil:
-		return a.oauth.Authenticator(oauthServer(t.ServerID, t.URL, n.oauth))
+		au, err := a.oauth.Authenticator(oauthServer(t.ServerID, t.URL, n.oauth))
+		if err != nil {
+			return nil, err
+		}
+		return a.watchStepUp(t, au), nil
 	case n.oauth != nil:
 		return nil, oauthRefusal(t.ServerID)
 	case n.helper != nil:

@@ -67,6 +67,16 @@ type ConnectOptions struct {
 	// tool's own result-size metadata sets one; 0 means
 	// catalog.DefaultAdmissionCap (100,000).
 	ResultCap int
+	// MaxBinaryBytes bounds each image, audio or embedded blob block of a
+	// tool result or prompt, in decoded bytes, apart from ResultCap: a
+	// larger block refuses the result (Class Protocol, Reason
+	// "binary_content_too_large"); 0 means catalog.DefaultMaxBinaryBytes
+	// (5 MiB).
+	MaxBinaryBytes int
+	// ReadCap bounds what a resource read hands over, in bytes (a longer
+	// read is cut and marked Truncated); 0 means catalog.DefaultReadCap
+	// (1 MiB).
+	ReadCap int
 	// ConnectTimeout bounds one connect attempt (connect and first
 	// discovery); 0 means supervisor.DefaultConnectTimeout (30 s),
 	// supervisor.NoTimeout none.
@@ -74,7 +84,9 @@ type ConnectOptions struct {
 	// CallTimeout is how long a tool call may go without a progress
 	// notification; 0 means supervisor.DefaultCallTimeout (10 min),
 	// supervisor.NoTimeout none. A definition's "timeout" may only
-	// shorten it.
+	// shorten it. Progress restarts it only for a call that asked for
+	// progress (its ctx from ports.WithProgress: then, and only then, the
+	// server gets a progress token); any other call it bounds in all.
 	CallTimeout time.Duration
 	// CallTimeoutMax is how long a tool call may last in all; 0 means
 	// supervisor.DefaultCallTimeoutMax (1 h), supervisor.NoTimeout none.
@@ -113,7 +125,8 @@ type ConnectOptions struct {
 	// supervisor.ReasonConnectTimeout. A server whose definition sets
 	// "timeout" gets that as its CallTimeout when it is shorter than this
 	// one (a definition never lengthens the host's bound; progress
-	// notifications restart it the same way).
+	// notifications restart it the same way, for a call whose ctx came
+	// from ports.WithProgress).
 	Supervisor *supervisor.Options
 	// Session configures the mcpsession Connector; nil means its defaults.
 	Session *mcpsession.Options

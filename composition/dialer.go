@@ -98,7 +98,7 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 	if f == nil || l == nil || auth == nil {
 		panic("composition: newDialer needs a factory, a launcher and an authentication")
 	}
-	return &Dialer{http: f, stdio: l, auth: auth}
+	return &Dialer{http: f.WithOnChallenge(auth.recordChallenge), stdio: l, auth: auth}
 }
 
 // Dial admits t and constructs its transport. Errors are *refusal.Error
@@ -118,7 +118,9 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //
 //   - http: Origin is "scheme://host:port" of the URL (port always
 //     written); Classify is httptransport.Classify for this server and
-//     origin; Trace is httptransport.WithTraceparent; Release closes the
+//     origin, except that a 401 without an authenticator whose challenge
+//     was Bearer is Reason oauth.ReasonSignInRequired in a deployment
+//     with Config.OAuth (challenges.go); Trace is httptransport.WithTraceparent; Release closes the
 //     transport's idle connections; Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
 //     session stays up); InboundFilter is httptransport.SetInboundFilter.
@@ -162,6 +164,9 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 	if err != nil {
 		return nil, err
 	}
+	if auth == nil {
+		auth = d.auth.signedInAuthenticator(ctx, t)
+	}
 	tr, err := d.http.Transport(ctx, t, auth)
 	if err != nil {
 		return nil, err
@@ -171,8 +176,10 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 	return &mcpsession.Conn{
 		Transport: tr,
 		Origin:    origin,
-		Classify:  func(err error) *refusal.Error { return httptransport.Classify(err, server, origin) },
-		Trace:     httptransport.WithTraceparent,
+		Classify: func(err error) *refusal.Error {
+			return d.auth.signInRequired(t, httptransport.Classify(err, server, origin))
+		},
+		Trace: httptransport.WithTraceparent,
 		// The SDK cancels an abandoned POST and sends
 		// notifications/cancelled itself: the session stays up.
 		Abort:         func() {},

@@ -35,7 +35,10 @@ func Example() {
 
 	config := []byte(`{"mcpServers": {"example": {"command": ` + exampleServer() + `}}}`)
 	fleet := host.Connect(ctx, []definition.Source{{Tier: ports.TierUser, Origin: "agent.json", Data: config}},
-		&composition.ConnectOptions{CallTimeout: time.Minute})
+		&composition.ConnectOptions{CallTimeout: time.Minute,
+			// A server may ask the user mid-call; this host answers every
+			// form with its defaults (a real host asks the user).
+			Elicitation: &composition.ElicitationOptions{Elicitor: composition.ElicitDefaults()}})
 	defer fleet.Close()
 
 	for _, s := range fleet.Servers() {
@@ -45,19 +48,23 @@ func Example() {
 		}
 		fmt.Println(s.Name, s.State, len(s.Tools), "tools")
 	}
-	for _, t := range fleet.Set().HostTools() { // []ports.Tool: the host's generic tool slot
+	gen := fleet.Current() // the live set: gen.Changed is closed when it changes
+	for _, t := range gen.Set.HostTools() { // []ports.Tool: the host's generic tool slot
 		if t.Spec().Name != "mcp__example__add" {
 			continue
 		}
-		res, err := t.Call(ctx, json.RawMessage(`{"a": 2, "b": 3}`)) // validated against the schema first
+		progress := func(p ports.Progress) {} // progress is asked for only with a callback
+		res, err := t.Call(ports.WithProgress(ctx, progress), json.RawMessage(`{"a": 2, "b": 3}`)) // validated first
 		if err != nil {
 			log.Fatal(refusal.ReasonOf(err)) // a *refusal.Error: Class to branch on, Reason word
 		}
-		fmt.Println(t.Spec().Name, string(res.Content))
+		for _, b := range res.Blocks { // typed content blocks
+			fmt.Println(t.Spec().Name, b.Kind, b.Text)
+		}
 	}
 	// Output:
 	// example connected 4 tools
-	// mcp__example__add [{"type":"text","text":"5"}]
+	// mcp__example__add text 5
 }
 
 // exampleServer builds the example MCP server of examples/server (once)

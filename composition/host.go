@@ -348,6 +348,13 @@ func (h *Host) Dialer() *Dialer { return h.dialer }
 // one audit record per decision); a failure to decide is kept in that
 // server's Result.Err with StateDenied, never returned for the whole set.
 func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluation {
+	ev, _ := h.evaluate(ctx, srcs)
+	return ev
+}
+
+// evaluate is Evaluate, also returning the resolution it evaluated, so a
+// caller that needs it (Fleet.add) does not decode the sources again.
+func (h *Host) evaluate(ctx context.Context, srcs []definition.Source) (Evaluation, definition.Resolution) {
 	res := h.resolve(srcs)
 	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
@@ -361,7 +368,7 @@ func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluatio
 		}
 		ev.Servers[i] = r
 	}
-	return ev
+	return ev, res
 }
 
 // Approve grants an approval of the exact current identity of the server

@@ -6,7 +6,8 @@ import (
 )
 
 // applyKnobs sets in s (a copy the caller owns) the knobs of o that are
-// not zero: the timeouts, the result cap and the discovery bounds. The
+// not zero: the timeouts, the result, binary and read caps and the discovery
+// bounds. The
 // Catalog and Discover options are copied before they are changed, so
 // ConnectOptions.Supervisor is never modified.
 func (o *ConnectOptions) applyKnobs(s *supervisor.Options) {
@@ -19,12 +20,20 @@ func (o *ConnectOptions) applyKnobs(s *supervisor.Options) {
 	if o.CallTimeoutMax != 0 {
 		s.CallTimeoutMax = o.CallTimeoutMax
 	}
-	if o.ResultCap > 0 {
+	if o.ResultCap > 0 || o.MaxBinaryBytes > 0 || o.ReadCap > 0 {
 		var c catalog.Options
 		if s.Catalog != nil {
 			c = *s.Catalog
 		}
-		c.AdmissionCap = o.ResultCap
+		if o.ResultCap > 0 {
+			c.AdmissionCap = o.ResultCap
+		}
+		if o.MaxBinaryBytes > 0 {
+			c.MaxBinaryBytes = o.MaxBinaryBytes
+		}
+		if o.ReadCap > 0 {
+			c.ReadCap = o.ReadCap
+		}
 		s.Catalog = &c
 	}
 	if o.MaxItems > 0 || o.MaxBytes > 0 {

@@ -120,7 +120,7 @@ func newFleet(h *Host, opts *ConnectOptions) *Fleet {
 // is skipped.
 func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []string, background bool) []string {
 	h := f.host
-	ev := h.Evaluate(ctx, srcs)
+	ev, res := h.evaluate(ctx, srcs)
 	if len(names) == 0 {
 		for _, r := range ev.Servers {
 			names = append(names, r.Name)
@@ -133,7 +133,6 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	f.mu.Lock()
 	names = slices.DeleteFunc(names, func(n string) bool { return f.members[n] != nil })
 	f.mu.Unlock()
-	res := h.resolve(srcs)
 	var added []*member
 	for _, name := range names {
 		r, ok := ev.Server(name)
@@ -146,12 +145,12 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		case !r.Usable():
 			continue
 		}
-		t, mat, tr, ok := h.materialTarget(ctx, srcs, name)
+		t, mat, ok := h.connectTarget(res, name, r.Fingerprint)
 		if !ok || f.conn == nil {
 			m.base.State, m.base.Class, m.base.Reason = StateFailed, refusal.Config, ReasonNotConnectable
 			continue
 		}
-		f.diag.add(name, mat, tr.Projection)
+		f.diag.add(name, mat, r.Projection)
 		var def *definition.Definition
 		if s, found := res.Server(name); found {
 			def = s.Def
@@ -586,7 +585,11 @@ func (f *Fleet) isClosed() bool {
 // server's supervisor: the call is bounded by its CallTimeout and
 // CallTimeoutMax (see ConnectOptions.Supervisor) and fails with Class
 // Transient, supervisor.ReasonCallTimeout when it outlives them. A host
-// that wants the call's progress passes a ctx from ports.WithProgress.
+// that wants the call's progress passes a ctx from ports.WithProgress:
+// only such a call sends the server a progress token, gets its progress
+// and has its CallTimeout window restarted by it; without one,
+// CallTimeout bounds the whole call (a long job that reports progress is
+// cut off all the same).
 func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
 	sv := f.supervisor(server)
 	if sv == nil {

@@ -32,6 +32,14 @@ type OAuthConfig struct {
 	// exactly localhost, 127.0.0.1 and [::1] (oauth.Options.AllowLoopbackHTTP).
 	// false means https everywhere, as the MCP authorization spec requires.
 	AllowLoopbackHTTP bool
+	// ClientMetadataURL, when set, is the https URL of this host's OAuth
+	// client id metadata document: a sign-in to a server without a
+	// pre-registered client id uses it as its client_id where the
+	// authorization server supports such documents
+	// (client_id_metadata_document_supported), instead of registering. A
+	// definition's oauth.clientMetadataUrl wins over it. "" means dynamic
+	// registration only (unless the definition names a document).
+	ClientMetadataURL string
 }
 
 // Reasons of the OAuth flow of a Host.
@@ -40,9 +48,12 @@ const (
 	// no token store or no locker (a Custom deployment without them). Class
 	// Config; the deployment is not built.
 	ReasonOAuthStoreMissing = "oauth_store_missing"
-	// ReasonNotOAuth: SignIn, SignOut or SignInState named a server whose
-	// definition does not ask for oauth (or is not an HTTP server). Class
-	// Config.
+	// ReasonNotOAuth: SignIn, SignOut or SignInState named a server that
+	// cannot sign in with OAuth: not an HTTP server, or one whose headers
+	// come from a headersHelper. Class Config. An HTTP definition without
+	// "oauth" can: its server answers with a Bearer challenge (see
+	// oauth.ReasonSignInRequired), and once signed in its connections
+	// carry the stored credential unless its headers set Authorization.
 	ReasonNotOAuth = "not_oauth"
 	// ReasonNotUsable: SignIn named a server Evaluate does not allow (not
 	// approved, refused, blocked, ...): nothing is sent for it. Class
@@ -87,6 +98,7 @@ func oauthServer(id, rawURL string, o *definition.OAuth) oauth.Server {
 		s.Scopes = append([]string(nil), o.Scopes...)
 		s.CallbackPort = o.CallbackPort
 		s.MetadataURL = o.MetadataURL
+		s.ClientMetadataURL = o.ClientMetadataURL
 	}
 	return s
 }
@@ -119,7 +131,7 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 	if !found || s.Def == nil {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonUnknownServer, name)
 	}
-	if s.Def.Kind != definition.KindHTTP || s.Def.OAuth == nil {
+	if s.Def.Kind != definition.KindHTTP || (s.Def.OAuth == nil && s.Def.HeadersHelper != nil) {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotOAuth, name)
 	}
 	if usable {
@@ -133,7 +145,11 @@ func (h *Host) signInServer(ctx context.Context, srcs []definition.Source, name 
 	if !ok {
 		return oauth.Server{}, refusal.New(refusal.Config, ReasonNotConnectable, name)
 	}
-	return oauthServer(name, t.URL, s.Def.OAuth), nil
+	os := oauthServer(name, t.URL, s.Def.OAuth)
+	if os.ClientMetadataURL == "" {
+		os.ClientMetadataURL = h.auth.clientMetadataURL
+	}
+	return os, nil
 }
 
 // SignIn signs the user in to the OAuth server named name: discovery,

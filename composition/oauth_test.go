@@ -246,7 +246,8 @@ func TestOAuthRefusals(t *testing.T) {
 	ctx := context.Background()
 	srcs := append(userSrc(`{"mcpServers": {
 	  "guarded": {"type": "http", "url": "`+o.ts.URL+`/mcp", "oauth": {}},
-	  "plain":   {"type": "http", "url": "`+o.ts.URL+`/mcp"}}}`),
+	  "helped":  {"type": "http", "url": "`+o.ts.URL+`/mcp", "headersHelper": ["/bin/token"]},
+	  "local":   {"command": "/bin/true"}}}`),
 		definition.Source{Tier: ports.TierProject, Origin: "/ws/.mcp.json",
 			Data: []byte(`{"mcpServers": {"proj": {"type": "http", "url": "` + o.ts.URL + `/mcp", "oauth": {}}}}`)})
 
@@ -264,7 +265,8 @@ func TestOAuthRefusals(t *testing.T) {
 	defer cleanup()
 	for _, tt := range []struct{ name, server, reason string }{
 		{"unknown server", "ghost", ReasonUnknownServer},
-		{"not an oauth server", "plain", ReasonNotOAuth},
+		{"a stdio server", "local", ReasonNotOAuth},
+		{"an http server whose headers come from a helper", "helped", ReasonNotOAuth},
 		{"a project server not approved", "proj", ReasonNotUsable},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

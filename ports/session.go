@@ -92,6 +92,11 @@ type ToolItem struct {
 	InputSchema any
 	// Meta is the tool's _meta object decoded the same way, or nil.
 	Meta map[string]any
+	// OutputSchema is the server's outputSchema decoded like InputSchema,
+	// nil when the tool declared none. Shared and read-only.
+	OutputSchema any
+	// Annotations are the tool's annotations, nil when it had none.
+	Annotations *ToolAnnotations
 }
 
 // DroppedTool is a tool the client library excluded from a page.
@@ -117,7 +122,8 @@ type CallRequest struct {
 	// Session.Call has returned; it must not block (it holds up every
 	// notification of the session) and must not call the session. A
 	// notification with any other token is dropped. nil sends no progress
-	// token, so a server has nothing to report progress against.
+	// token, so a server has nothing to report progress against. (The
+	// supervisor sets it only when its own caller asked for progress.)
 	OnProgress func(Progress)
 }
 

@@ -12,15 +12,39 @@ type ToolSpec struct {
 	Description string
 	// InputSchema is the (narrowed) JSON Schema of the arguments.
 	InputSchema json.RawMessage
+	// Title is the server's human-readable title of the tool ("" when
+	// none); server data, to be sanitized before display.
+	Title string
+	// Annotations are the server's hints about the tool, nil when it gave
+	// none. They are untrusted claims, never a grant: see ToolAnnotations.
+	Annotations *ToolAnnotations
+	// OutputSchema is the (narrowed) JSON Schema a result's
+	// StructuredContent matches, nil when the tool declared none or
+	// declared one that could not be used.
+	OutputSchema json.RawMessage
 }
 
 // ToolResult is what a tool call puts into the host's context.
 type ToolResult struct {
 	// Content is the result content (raw MCP content array), already cut to
-	// the admission cap.
+	// the admission cap: the same blocks as Blocks, as JSON.
 	Content json.RawMessage
+	// Blocks are the result's content blocks, typed, in the server's
+	// order, cut like Content.
+	Blocks []ContentBlock
+	// StructuredContent is the result's structuredContent (valid JSON; an
+	// object when it was checked), nil when it had none. When the tool's
+	// Spec has an OutputSchema and IsError is false, it matched that
+	// (narrowed) schema (a mismatch is a refusal, never a ToolResult);
+	// otherwise it is the server's value, unchecked.
+	StructuredContent json.RawMessage
+	// Meta holds the members of the result's _meta whose keys the host
+	// asked to pass through; nil by default, since the protocol defines no
+	// result _meta key a host needs.
+	Meta    map[string]json.RawMessage
 	IsError bool
-	// Truncated reports that the admission cap cut the content.
+	// Truncated reports that the admission cap cut the content (or left
+	// out a StructuredContent larger than the cap).
 	Truncated bool
 }
 
@@ -32,7 +56,11 @@ type Tool interface {
 	Spec() ToolSpec
 	// Call validates args against the narrowed schema, then calls the tool.
 	// Invalid arguments are a *refusal.Error of Class Config naming the
-	// JSON path, returned before anything leaves the process.
+	// JSON path, returned before anything leaves the process. A result
+	// the server sent that cannot be handed over (a content block of an
+	// unknown type, a binary block over its limit, structured content
+	// that does not match the output schema) is a *refusal.Error of
+	// Class Protocol; the tool stays usable.
 	//
 	// Aborting a call (ctx ends, or a call timeout passes, before the
 	// result arrives) of a stdio server ends that server's process: a
@@ -46,6 +74,12 @@ type Tool interface {
 	// Class Transient, Reason "not_connected" without reaching the server;
 	// afterwards calls go to the new process (whatever state the old one
 	// held is gone). Over HTTP an aborted call leaves the session up.
+	//
+	// The call asks the server for progress only when ctx carries a
+	// callback from WithProgress: then the server gets a progress token,
+	// its notifications reach the callback, and each one restarts the
+	// call timeout's window. Without it no token is sent and the call
+	// timeout bounds the whole call.
 	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
 }
 
@@ -70,7 +104,12 @@ type progressKey struct{}
 // WithProgress returns a context carrying f, the host's progress callback
 // for the one tool call made with it through Tool.Call (whose signature
 // has no room for it): the supervisor reports the call's progress to f as
-// it would to CallRequest.OnProgress. Use a fresh context per call.
+// it would to CallRequest.OnProgress. It is how a host asks for progress:
+// only a call whose ctx carries a non-nil f sends the server a progress
+// token, and only such a call has its timeout window restarted by the
+// server's progress (a host that wants long jobs kept alive but not their
+// progress passes a callback that does nothing). Use a fresh context per
+// call.
 func WithProgress(ctx context.Context, f func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }

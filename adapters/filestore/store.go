@@ -299,19 +299,21 @@ func (s *Store) createFile(name string, flag int) (*os.File, error) {
 }
 
 // openOrCreate opens name, creating it with mode 0600 when it is missing.
+// It opens first: the files it serves (the locks, the audit log) exist but
+// once, so creating first would cost a failed open on every call.
 func (s *Store) openOrCreate(name string, flag int) (*os.File, error) {
 	for range 3 {
-		f, err := s.createFile(name, flag)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-		f, err = s.root.OpenFile(name, flag, 0)
+		f, err := s.root.OpenFile(name, flag, 0)
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, err
 		}
-		// Removed between the two attempts: try again.
+		f, err = s.createFile(name, flag)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+		// Created between the two attempts: try again.
 	}
-	return nil, fs.ErrNotExist
+	return nil, fs.ErrExist
 }
 
 // writeAtomic replaces name with data: a temporary file in the same

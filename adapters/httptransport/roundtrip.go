@@ -41,6 +41,9 @@ type roundTripper struct {
 	base      *http.Transport
 	authReq   ports.AuthRequest
 	filter    atomic.Pointer[func(method string, call bool) bool] // SetInboundFilter
+	// onChallenge and endpoint: Options.OnChallenge and the target's URL.
+	onChallenge func(Challenge)
+	endpoint    string
 }
 
 // CloseIdleConnections closes the pooled connections of this server.
@@ -68,6 +71,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		challenge := resp.Header.Get("WWW-Authenticate")
 		status := resp.StatusCode
 		discard(resp)
+		rt.tell(status, challenge)
 		if rt.auth == nil {
 			closeBody()
 			return nil, rt.refuse(refusal.AuthRequired, ReasonAuthRequired)
@@ -91,11 +95,20 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			rt.tell(resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 			discard(resp)
 			return nil, rt.refuse(refusal.AuthRefused, ReasonAuthRefused)
 		}
 	}
 	return rt.check(req, resp)
+}
+
+// tell hands a 401 or 403 answer's challenge to Options.OnChallenge.
+func (rt *roundTripper) tell(status int, challenge string) {
+	if rt.onChallenge == nil || challenge == "" {
+		return
+	}
+	rt.onChallenge(Challenge{ServerID: rt.server, URL: rt.endpoint, Origin: rt.origin, Status: status, WWWAuthenticate: challenge})
 }
 
 // sameOrigin reports whether u has the admitted origin.

@@ -88,6 +88,12 @@ type Options struct {
 	// MaxRetries is the SDK's StreamableClientTransport.MaxRetries for SSE
 	// (re)connects; 0 means the SDK's default, negative disables retries.
 	MaxRetries int
+	// OnChallenge, when non-nil, is told of every 401 or 403 answer that
+	// carries a WWW-Authenticate header, on any connection, before the
+	// transport acts on it (see Challenge). It is called synchronously
+	// and possibly concurrently, must not block, and must keep nothing of
+	// the header but what it parses. nil means nothing is told.
+	OnChallenge func(Challenge)
 }
 
 // Factory builds admitted transports. It is immutable and safe for
@@ -100,6 +106,7 @@ type Factory struct {
 	cap          int64
 	traceOrigins map[string]bool
 	maxRetries   int
+	onChallenge  func(Challenge)
 }
 
 // New returns a Factory that admits with policy. It panics when policy is
@@ -128,6 +135,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 		f.traceOrigins[o] = true
 	}
 	f.maxRetries = opts.MaxRetries
+	f.onChallenge = opts.OnChallenge
 	return f
 }
 
@@ -188,6 +196,10 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		base:      f.baseTransport(scheme, u.Hostname(), server, origin),
 		scheme:    scheme,
 		authReq:   ports.AuthRequest{ServerID: server, Origin: origin},
+	}
+	if f.onChallenge != nil {
+		rt.onChallenge = f.onChallenge
+		rt.endpoint = t.URL
 	}
 	client := &http.Client{Transport: rt, CheckRedirect: refuseRedirects(server, origin)}
 	eventCap := f.cap

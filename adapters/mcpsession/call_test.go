@@ -132,10 +132,13 @@ func TestCallMalformedResult(t *testing.T) {
 	tests := []struct {
 		name   string
 		result string
+		reason string
 	}{
-		{"unknown content type", `{"content":[{"type":"` + canary + `","text":"x"}]}`},
-		{"content not an array", `{"content":"` + canary + `"}`},
-		{"isError not a bool", `{"content":[],"isError":"` + canary + `"}`},
+		// The SDK refuses the whole result; the reason names why
+		// (isUnknownContent matches its phrase).
+		{"unknown content type", `{"content":[{"type":"` + canary + `","text":"x"}]}`, "unknown_content_type"},
+		{"content not an array", `{"content":"` + canary + `"}`, "malformed_reply"},
+		{"isError not a bool", `{"content":[],"isError":"` + canary + `"}`, "malformed_reply"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +147,8 @@ func TestCallMalformedResult(t *testing.T) {
 			}
 			s := connect(t, New(fixedDialer(startMemPeer(t, &memPeer{version: "2025-11-25", handle: handle})), nil), ports.Signals{})
 			_, err := s.Call(context.Background(), ports.CallRequest{Name: "x"})
-			requireRefusal(t, err, refusal.Protocol, "malformed_reply")
+			requireRefusal(t, err, refusal.Protocol, tt.reason)
+			assertNoCanary(t, err)
 		})
 	}
 	t.Run("missing content becomes an empty array", func(t *testing.T) {

@@ -76,6 +76,10 @@ func ownClassify(err error, o op) *refusal.Error {
 		return &refusal.Error{Class: refusal.Transient, Reason: "connection_closed"}
 	case isMalformed(err):
 		return &refusal.Error{Class: refusal.Protocol, Reason: "malformed_message", Detail: "the server sent a message that is not JSON-RPC"}
+	case o == opCall && isUnknownContent(err):
+		// The SDK refuses a result with a block of a type the protocol
+		// does not define, as core/catalog would.
+		return &refusal.Error{Class: refusal.Protocol, Reason: "unknown_content_type"}
 	case isResultMismatch(err):
 		// A JSON-RPC reply whose result is not the request's (initialize
 		// included: the same server answers the same again).

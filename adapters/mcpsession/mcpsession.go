@@ -80,6 +80,8 @@
 //	Protocol     malformed_message    the server sent something that is not JSON-RPC (not JSON,
 //	                                  not JSON-RPC 2.0, a reply neither JSON nor SSE)
 //	Protocol     malformed_reply      a reply that does not decode as the request's result
+//	Protocol     unknown_content_type a tools/call result with a content block of a type the
+//	                                  protocol does not define (the SDK refuses the whole result)
 //
 // GetPrompt, ReadResource, Subscribe, Unsubscribe and Complete return the
 // same transport and context refusals (Transient "request_abandoned" when

@@ -288,7 +288,7 @@ func superviseSDK(t *testing.T, srv *mcp.Server, opts *supervisor.Options) *supe
 
 // workServer's tool "progress" works until its ctx ends or total has
 // passed (0: never), reporting progress every interval until quiet has
-// passed (0: always).
+// passed (0: always), when the call carries a progress token.
 func workServer(interval, quiet, total time.Duration) *mcp.Server {
 	return progressServer(func(ctx context.Context, token any, notify notifier) (string, error) {
 		start := time.Now()
@@ -303,7 +303,7 @@ func workServer(interval, quiet, total time.Duration) *mcp.Server {
 			if total > 0 && time.Since(start) >= total {
 				return "done", nil
 			}
-			if quiet == 0 || time.Since(start) < quiet {
+			if token != nil && (quiet == 0 || time.Since(start) < quiet) {
 				if err := notify(token, float64(n), 0, "working"); err != nil {
 					return "", err
 				}
@@ -325,6 +325,7 @@ func TestSupervisedCallTimeouts(t *testing.T) {
 		atLeast  time.Duration
 		atMost   time.Duration
 		progress bool
+		noAsk    bool // the host asks for no progress
 	}{
 		{
 			name:     "progress keeps it alive past CallTimeout",
@@ -332,6 +333,13 @@ func TestSupervisedCallTimeouts(t *testing.T) {
 			opts:     supervisor.Options{CallTimeout: 400 * time.Millisecond},
 			atLeast:  1200 * time.Millisecond,
 			progress: true,
+		},
+		{
+			name:    "without the host's progress request CallTimeout bounds it in all",
+			srv:     workServer(20*time.Millisecond, 0, 1200*time.Millisecond),
+			opts:    supervisor.Options{CallTimeout: 400 * time.Millisecond},
+			noAsk:   true,
+			wantErr: true, atLeast: 400 * time.Millisecond,
 		},
 		{
 			name:    "silence times it out",
@@ -355,6 +363,9 @@ func TestSupervisedCallTimeouts(t *testing.T) {
 			require.True(t, ok)
 			var n atomic.Int32
 			ctx := ports.WithProgress(context.Background(), func(ports.Progress) { n.Add(1) })
+			if tt.noAsk {
+				ctx = context.Background()
+			}
 			start := time.Now()
 			res, err := tool.Call(ctx, nil)
 			took := time.Since(start)
@@ -374,6 +385,27 @@ func TestSupervisedCallTimeouts(t *testing.T) {
 			assert.Equal(t, supervisor.Ready, sv.Status().State)
 		})
 	}
+}
+
+// What a go-sdk server receives of a supervised call with the default
+// call timeouts: a progress token in _meta only when the host asked for
+// progress (ports.WithProgress on the ctx of a catalog tool's call).
+func TestSupervisedCallProgressToken(t *testing.T) {
+	srv := progressServer(func(_ context.Context, token any, _ notifier) (string, error) {
+		return fmt.Sprint(token), nil
+	})
+	sv := superviseSDK(t, srv, nil)
+	tool, ok := sv.Catalog().Tool(catalog.ToolName("srv", "progress"))
+	require.True(t, ok)
+	call := func(ctx context.Context) string {
+		res, err := tool.Call(ctx, nil)
+		require.NoError(t, err)
+		return resultText(t, ports.CallResult{Content: res.Content})
+	}
+	assert.Equal(t, "<nil>", call(context.Background()), "no progress asked for, no token")
+	got := call(ports.WithProgress(context.Background(), func(ports.Progress) {}))
+	assert.True(t, strings.HasPrefix(got, progressTokenPrefix), "token %q", got)
+	assert.Equal(t, "<nil>", call(ports.WithProgress(context.Background(), nil)), "a nil callback asks for nothing")
 }
 
 // FuzzBoundMessage: the bound runs on the SDK's notification goroutine,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -288,13 +287,7 @@ func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, err
 	}
 	tools := make([]ports.ToolItem, len(res.Tools))
 	for i, t := range res.Tools {
-		tools[i] = ports.ToolItem{
-			Name:        t.Name,
-			Title:       t.Title,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Meta:        t.Meta,
-		}
+		tools[i] = toolItem(t)
 	}
 	return ports.Page{Tools: tools, Dropped: dropped, NextCursor: res.NextCursor}, nil
 }
@@ -434,52 +427,6 @@ func convertResult(res *mcp.CallToolResult) (ports.CallResult, error) {
 	}
 	return out, nil
 }
-
-// marshalContent encodes content as a JSON array. Plain text items (no
-// _meta, no annotations), the common case, are written directly, byte for
-// byte as their MarshalJSON writes them; every other item calls its own
-// MarshalJSON (compact JSON) rather than json.Marshal, which would reflect
-// over the slice and compact every item's output again.
-func marshalContent(content []mcp.Content) (json.RawMessage, error) {
-	if len(content) == 0 {
-		return json.RawMessage("[]"), nil
-	}
-	n := 1 + len(content)
-	for _, c := range content {
-		if t, ok := c.(*mcp.TextContent); ok && t != nil {
-			n += len(textHead) + len(t.Text) + 3
-		} else {
-			n += 64
-		}
-	}
-	buf := make([]byte, 0, n)
-	buf = append(buf, '[')
-	for i, c := range content {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		t, isText := c.(*mcp.TextContent)
-		if c == nil || isText && t == nil {
-			return nil, errMalformed
-		}
-		if isText && t.Meta == nil && t.Annotations == nil {
-			buf = append(buf, textHead...)
-			buf = jsontext.AppendString(buf, t.Text)
-			buf = append(buf, '}')
-			continue
-		}
-		b, err := c.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		buf = append(buf, b...)
-	}
-	return append(buf, ']'), nil
-}
-
-// textHead opens a plain text content item as TextContent.MarshalJSON
-// writes it.
-const textHead = `{"type":"text","text":`
 
 // usable refuses a request when the session is closing or ctx has ended.
 func (s *session) usable(ctx context.Context) error {

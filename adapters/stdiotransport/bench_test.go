@@ -5,7 +5,9 @@ package stdiotransport
 import (
 	"context"
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -34,7 +36,19 @@ func benchTransports(b *testing.B) map[string]func() mcp.Transport {
 	}
 }
 
+// clientCPU is the user+system CPU time of this process so far: the
+// client side only (the fixture server is a child process, not counted).
+func clientCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal("getrusage failed")
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkCallEcho is one tools/call round trip over a live session.
+// Besides ns/op (wall time, the child's turn included) it reports
+// cpu-ns/op, this process's CPU time per call: the client side's cost.
 func BenchmarkCallEcho(b *testing.B) {
 	mk := benchTransports(b)
 	for _, name := range []string{"mcpward", "raw"} {
@@ -44,12 +58,14 @@ func BenchmarkCallEcho(b *testing.B) {
 			ctx := context.Background()
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
 			b.ReportAllocs()
+			cpu := clientCPU(b)
 			for b.Loop() {
 				res, err := cs.CallTool(ctx, params)
 				if err != nil || res.IsError {
 					b.Fatal("echo failed")
 				}
 			}
+			b.ReportMetric(float64(clientCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -36,8 +36,11 @@
 //     exited on its own or because this side ended it.
 //   - Every inbound line from the child's stdout is capped (the receive
 //     cap); a longer line ends the connection with a *refusal.Error of
-//     Class Protocol, Reason "receive_cap_exceeded". A line the SDK cannot
-//     decode ends it with Class Protocol, Reason "malformed_message".
+//     Class Protocol, Reason "receive_cap_exceeded". Lines are framed and
+//     decoded by this package (newline-delimited JSON-RPC 2.0, one message
+//     a line, no batches), deciding as the SDK's own decoder does; a line
+//     that is not one message ends the connection with Class Protocol,
+//     Reason "malformed_message".
 //   - An inbound filter (Transport.SetInboundFilter, mcpsession's gate)
 //     sees every request and notification before the SDK queues it, so a
 //     flood of notifications can be coalesced.
@@ -56,5 +59,5 @@
 //	Transient    canceled, transport_closed, child_killed, spawn_failed,
 //	             close_timeout
 //	Unsupported  platform_unsupported (any GOOS but linux and darwin)
-//	Internal     transport_reused, connect_failed
+//	Internal     transport_reused
 package stdiotransport

@@ -68,11 +68,11 @@ type Stats struct {
 
 // Connect asks the authority again, re-checks the target against the new
 // grant (working directory, environment, program) and spawns the child,
-// then returns the go-sdk connection over its stdin and stdout, with the
-// receive cap applied to every inbound line. ctx bounds the authority call
-// only: the child's lifetime is ended by Close or Kill (or by closing the
-// returned connection, which is what mcp.ClientSession.Close does), never
-// by ctx.
+// then returns an mcp.Connection over its stdin and stdout (this package's
+// framing, see frameConn), with the receive cap applied to every inbound
+// line. ctx bounds the authority call only: the child's lifetime is ended
+// by Close or Kill (or by closing the returned connection, which is what
+// mcp.ClientSession.Close does), never by ctx.
 //
 // Errors are *refusal.Error values: those of Launcher.Transport; Class
 // Transient "canceled" when ctx has ended before the spawn; Transient
@@ -124,33 +124,26 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		}
 		return err
 	}
-	// The SDK's own frame cap is disabled: lineCapReader enforces an exact
-	// per-line cap and reports it typed; the SDK's counts read-ahead bytes
-	// and reports an untyped error.
-	conn, err := (&mcp.IOTransport{Reader: io.NopCloser(r), Writer: p, MaxLineLength: -1}).Connect(ctx)
-	if err != nil { // IOTransport.Connect cannot fail in v1.8.0; stay safe.
-		p.kill()
-		p.Close()
-		return nil, refuse(refusal.Internal, "connect_failed", id, "")
-	}
-	c := &killAwareConn{Connection: conn, p: p, t: t, lines: r}
+	// lineCapReader enforces an exact per-line cap and reports it typed;
+	// frameConn frames and decodes the lines itself (see frameconn.go).
+	c := &killAwareConn{Connection: newFrameConn(r, p), p: p, t: t, lines: r}
 	t.p, t.conn = p, c
 	return c, nil
 }
 
 // killAwareConn reports every read failure after Kill as Transient
 // "child_killed", whichever way the SDK's reader learns of the end (a
-// closed pipe or its own closed connection), and a line the SDK could not
+// closed pipe or its own closed connection), and a line frameConn could not
 // decode as Protocol "malformed_message" (recorded for Transport.Err). It
 // drops the requests and notifications the inbound filter refuses.
 type killAwareConn struct {
 	mcp.Connection
 	p     *proc
 	t     *Transport
-	lines *lineCapReader // read by the SDK's reader until it fails
+	lines *lineCapReader // read by frameConn's reader until it fails
 }
 
-// lineSettle bounds how long killAwareConn reads on, after the SDK failed
+// lineSettle bounds how long killAwareConn reads on, after frameConn failed
 // to decode a line, to learn whether that line outgrows the receive cap.
 const lineSettle = 2 * time.Second
 
@@ -189,12 +182,13 @@ func (c *killAwareConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	return nil, err
 }
 
-// settleLine reads on, once the SDK's decoder has failed (its reader has
+// settleLine reads on, once frameConn's decoder has failed (its reader has
 // stopped: nothing else reads the pipe), to the end of the line being
 // read, for at most lineSettle and never past the receive cap. The decoder
-// stops at a line's first byte that is not JSON, so an endless line of
-// garbage would otherwise pass for any malformed line: read on, it
-// breaches the cap, which lineCapReader records as the transport's error.
+// stops at a line's first byte when it cannot start a message, so an
+// endless line of garbage would otherwise pass for any malformed line:
+// read on, it breaches the cap, which lineCapReader records as the
+// transport's error.
 func (c *killAwareConn) settleLine() {
 	if c.lines.line == 0 {
 		return // the last byte delivered ended a line
@@ -209,11 +203,10 @@ func (c *killAwareConn) settleLine() {
 	}
 }
 
-// isDecodeFailure reports whether err, returned by the SDK's stdio
-// connection, is its failure to decode what the child wrote rather than
-// the end of the stream: everything but a refusal (the receive cap), a
-// context error, a failed read of the pipe, and the errors of a stream
-// that has ended.
+// isDecodeFailure reports whether err, returned by frameConn, is its
+// failure to decode what the child wrote rather than the end of the
+// stream: everything but a refusal (the receive cap), a context error, a
+// failed read of the pipe, and the errors of a stream that has ended.
 func isDecodeFailure(err error) bool {
 	var re *refusal.Error
 	var pe *fs.PathError
@@ -274,9 +267,10 @@ func (t *Transport) Kill() error {
 // Err returns the *refusal.Error that made this side end the connection,
 // or nil: Class Protocol "receive_cap_exceeded" (an inbound line over the
 // cap; its Detail names the cap — also for a line of garbage that never
-// ends, though the SDK's decoder gives up at its first byte) or Class
-// Protocol "malformed_message" (a line the SDK could not decode as
-// JSON-RPC: not JSON, not JSON-RPC 2.0, trailing data). A call in flight at the breach fails with this error
+// ends, though the decoder gives up at its first byte) or Class
+// Protocol "malformed_message" (a line that is not one JSON-RPC 2.0
+// message: not JSON, not JSON-RPC 2.0, trailing data, a message split
+// over lines, a batch). A call in flight at the breach fails with this error
 // (errors.As finds it); later calls fail with the SDK's
 // mcp.ErrConnectionClosed, so a session adapter consults Err to classify
 // them.
@@ -396,7 +390,7 @@ func (c *lineCapReader) Read(p []byte) (int, error) {
 }
 
 // proc is one spawned child: the parent's ends of its stdin and stdout,
-// and the reaper. As the io.WriteCloser of the SDK's IOTransport, its
+// and the reaper. As the io.WriteCloser of frameConn, its
 // Close is the graceful shutdown.
 type proc struct {
 	cmd    *exec.Cmd

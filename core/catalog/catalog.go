@@ -3,6 +3,7 @@ package catalog
 import (
 	"cmp"
 	"context"
+	"hash/maphash"
 	"maps"
 	"math"
 	"slices"
@@ -31,6 +32,12 @@ const (
 	// MaxResultSizeChars is the largest MetaMaxResultSizeChars value
 	// honoured (see MinResultSizeChars).
 	MaxResultSizeChars = 500_000
+	// DefaultMaxBinaryBytes bounds, unless Options say otherwise, the
+	// decoded bytes of one image, audio or embedded blob block of a
+	// result: 5 MiB, the image size limit of common model APIs (about
+	// 6.7 MiB of base64 on the wire). Binary blocks do not count against
+	// the admission cap, which limits characters of text.
+	DefaultMaxBinaryBytes = 5 << 20
 )
 
 // Rejected.Reason words of Build and NewSet (a Lists.Dropped entry keeps
@@ -70,6 +77,16 @@ const (
 	// was malformed or out of range and the admission cap stayed the
 	// default.
 	DiagResultSizeMetaIgnored = "result_size_meta_ignored"
+	// DiagOutputSchemaNarrowed: the output schema was narrowed like an
+	// input schema; Paths lists the replaced subschemas, whose parts of
+	// structuredContent are then not checked.
+	DiagOutputSchemaNarrowed = "output_schema_narrowed"
+	// DiagOutputSchemaInvalid: the outputSchema is not a JSON object
+	// schema of "type" "object" (the protocol requires one, since
+	// structuredContent is an object). The tool stays usable as one
+	// without an output schema: its Spec has no OutputSchema and its
+	// structuredContent is handed over unchecked.
+	DiagOutputSchemaInvalid = "output_schema_invalid"
 )
 
 // Caller makes one tool call on the server's current session; the
@@ -102,7 +119,8 @@ type Diagnostic struct {
 	// "result_size_meta_ignored", ...).
 	Reason string `json:"reason"`
 	// Paths are the JSON pointers concerned: for "schema_narrowed", the
-	// input schema's replaced subschemas (see Narrow).
+	// input schema's replaced subschemas (see Narrow); for
+	// "output_schema_narrowed", the output schema's.
 	Paths []string `json:"paths,omitempty"`
 }
 
@@ -127,6 +145,16 @@ type Options struct {
 	// ReadCap is the most bytes of a resource read admitted (see
 	// Catalog.ReadResource); 0 (or less) means DefaultReadCap.
 	ReadCap int
+	// MaxBinaryBytes bounds the decoded bytes of each image, audio or
+	// embedded blob block of a result; 0 (or less) means
+	// DefaultMaxBinaryBytes. A larger block refuses the result
+	// (ReasonBinaryTooLarge).
+	MaxBinaryBytes int
+	// ResultMetaKeys lists the keys of a result's _meta passed through in
+	// ToolResult.Meta; nil (the default) passes none, since the protocol
+	// defines no result _meta key a host needs. The rest of _meta is
+	// dropped: it is the server's, not context.
+	ResultMetaKeys []string
 }
 
 // Catalog is one server's canonical, host-facing catalog. Build makes it;
@@ -187,6 +215,13 @@ type Catalog struct {
 // integer within [MinResultSizeChars, MaxResultSizeChars]; any other value
 // is ignored with a Diagnostic "result_size_meta_ignored".
 //
+// A tool's outputSchema, when it has one, is narrowed the same way (a
+// Diagnostic "output_schema_narrowed" listing the paths when anything
+// was); one that is not a JSON object with "type" "object" leaves the
+// tool admitted without an output schema, with a Diagnostic
+// "output_schema_invalid". The tool's title and annotations are kept as
+// the server gave them.
+//
 // Tools whose narrowed schemas are byte-identical share one copy and one
 // validator. Build is safe for concurrent use; for a large catalog it
 // narrows on up to GOMAXPROCS goroutines, all finished when it returns.
@@ -204,9 +239,15 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		cat.Rejected = append(cat.Rejected, Rejected{Server: server, Kind: kind, Name: name, Reason: reason})
 	}
 
-	srv := &toolServer{id: server, caller: c, cap: defCap, readCap: DefaultReadCap}
-	if opts != nil && opts.ReadCap > 0 {
-		srv.readCap = opts.ReadCap
+	srv := &toolServer{id: server, caller: c, cap: defCap, readCap: DefaultReadCap, binCap: DefaultMaxBinaryBytes}
+	if opts != nil {
+		if opts.ReadCap > 0 {
+			srv.readCap = opts.ReadCap
+		}
+		if opts.MaxBinaryBytes > 0 {
+			srv.binCap = opts.MaxBinaryBytes
+		}
+		srv.metaKeys = slices.Clone(opts.ResultMetaKeys)
 	}
 	cat.srv = srv
 	// First the cheap checks, in the server's order, so that the first of
@@ -260,13 +301,30 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	prepare(server, l.Tools, idx, slots, l.prepared)
 
 	tools := make([]*Tool, 0, len(idx))
-	var metaIgnored map[*Tool]bool
+	var metaIgnored, outputInvalid map[*Tool]bool
 	var collided map[string]bool
+	var outPacker *packer
 	cat.byHost = make(map[string]*Tool, len(idx))
 	for _, i := range idx {
 		t := &slots[i]
 		t.srv = srv
 		t.desc = l.Tools[i].Description
+		t.title = l.Tools[i].Title
+		t.ann = cloneAnnotations(l.Tools[i].Annotations)
+		if o := l.Tools[i].OutputSchema; o != nil {
+			if m, ok := objectSchema(o); ok {
+				if outPacker == nil {
+					outPacker = newPacker(maphash.MakeSeed())
+				}
+				t.output, t.outputNarrowed = outPacker.pack(m)
+				t.outputNarrowed = slices.Clone(t.outputNarrowed)
+			} else {
+				if outputInvalid == nil {
+					outputInvalid = make(map[*Tool]bool)
+				}
+				outputInvalid[t] = true
+			}
+		}
 		t.cap = defCap
 		if v, has := l.Tools[i].Meta[MetaMaxResultSizeChars]; has {
 			if c, ok := resultSizeMeta(v); ok {
@@ -308,6 +366,15 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		if metaIgnored[t] {
 			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagResultSizeMetaIgnored})
 		}
+		if len(t.outputNarrowed) > 0 {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagOutputSchemaNarrowed, Paths: slices.Clone(t.outputNarrowed)})
+		}
+		if outputInvalid[t] {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagOutputSchemaInvalid})
+		}
+	}
+	if outPacker != nil {
+		outPacker.done()
 	}
 	for _, d := range l.Dropped {
 		reason := d.Reason

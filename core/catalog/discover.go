@@ -108,7 +108,8 @@ var listKinds = [...]ports.ListKind{ports.ListTools, ports.ListPrompts, ports.Li
 // page's tools) are one item each, and so is each raw item of the other
 // kinds. A raw item counts its length; a dropped tool its name and reason
 // plus 16; a tool its name, title and description plus 32, plus the sizes
-// of its inputSchema and _meta as compact JSON, estimated from the decoded
+// of its inputSchema, _meta and outputSchema as compact JSON (and 96 plus
+// the title's length for its annotations), estimated from the decoded
 // values without encoding them (a string its length plus 2, a number 8
 // bytes, a value nested over 10,001 levels more than any bound). Each next
 // cursor counts its length too. A kind whose list ends exactly at a bound

@@ -551,6 +551,8 @@ func TestToolSize(t *testing.T) {
 		{ports.ToolItem{InputSchema: json.Number("12345")}, 5 - 4},                                // UseNumber
 		{ports.ToolItem{Meta: map[string]any{"k": nil}}, 10 + 1},                                  // {"k":null} and a comma
 		{ports.ToolItem{InputSchema: map[string]any{"k": struct{}{}}}, 2 + 4 + 1 + sizeOther - 4}, // a Go value JSON does not make
+		{ports.ToolItem{OutputSchema: map[string]any{"k": nil}}, 10 + 1},                          // likewise the output schema
+		{ports.ToolItem{Annotations: &ports.ToolAnnotations{Title: "ttt"}}, sizeAnnotations + 3},
 	} {
 		assert.Equal(t, base+tc.more, toolSize(&tc.it, 1<<20), "%+v", tc.it)
 	}

@@ -99,6 +99,24 @@
 // requests go through the Caller given to Build when it is also a
 // ContentCaller (the supervisor is).
 //
+// # Typed results
+//
+// Tool.Call hands over a result's content blocks typed (ports.ContentBlock:
+// text, image, audio, resource link, embedded resource) beside their JSON.
+// A block of a type the protocol does not define refuses the result by
+// name ("unknown_content_type"); so does an image, audio or blob block
+// larger than the binary limit (DefaultMaxBinaryBytes, 5 MiB decoded, or
+// Options.MaxBinaryBytes), which is separate from the character cap:
+// binary data is kept whole, never cut. A tool's outputSchema is narrowed
+// like its inputSchema and structuredContent validated against it; a
+// mismatch is a refusal ("structured_content_invalid"), never a result
+// handed over as valid. Of a result's _meta only the keys the host lists
+// pass.
+//
+// A tool's title and annotations reach the host in its Spec. Annotations
+// are the server's hints, not facts: a host must not treat readOnlyHint
+// as a grant to call without asking.
+//
 // # Errors
 //
 // Every failure is a *refusal.Error (invalid arguments come as an

@@ -131,15 +131,17 @@ func (p *Prompt) Get(ctx context.Context, args map[string]string) (_ ports.Promp
 		return ports.PromptResult{}, err
 	}
 	defer p.srv.recoverPanic(&err)
-	out, ok := admitPrompt(res, p.srv.cap)
+	out, ok := admitPrompt(res, p.srv.cap, p.srv.binCap)
 	if !ok {
 		return ports.PromptResult{}, p.srv.refuse(refusal.Protocol, ReasonMalformedResult, "")
 	}
 	return out, nil
 }
 
-// admitPrompt checks res and cuts its messages to limit characters.
-func admitPrompt(res ports.PromptResult, limit int) (ports.PromptResult, bool) {
+// admitPrompt checks res and cuts its messages to limit characters (an
+// image or audio block of a message counts against binLimit bytes
+// instead, as in a tool result).
+func admitPrompt(res ports.PromptResult, limit, binLimit int) (ports.PromptResult, bool) {
 	arr := make([]byte, 0, 256)
 	arr = append(arr, '[')
 	for i, m := range res.Messages {
@@ -156,8 +158,8 @@ func admitPrompt(res ports.PromptResult, limit int) (ports.PromptResult, bool) {
 		arr = append(arr, c...)
 	}
 	arr = append(arr, ']')
-	cut, truncated, ok := admit(arr, limit)
-	if !ok {
+	cut, _, truncated, reason := admitContent(arr, limit, binLimit)
+	if reason != "" {
 		return ports.PromptResult{}, false
 	}
 	out := ports.PromptResult{Description: res.Description, Truncated: truncated}

@@ -25,12 +25,16 @@ const (
 	sizeTool = 32
 	// sizeDropped is the fixed part of a ports.DroppedTool.
 	sizeDropped = 16
+	// sizeAnnotations is the fixed part of a tool's annotations: the
+	// member names and values of its four hints.
+	sizeAnnotations = 96
 )
 
 // toolSize returns the estimated size, in bytes of compact JSON, of the
 // tool as the session delivered it: sizeTool plus the lengths of its name,
-// title and description plus the sizes of its inputSchema and _meta (see
-// valueSize). Once the size exceeds limit it stops and returns a value
+// title and description plus the sizes of its inputSchema, _meta and
+// outputSchema (see valueSize), plus sizeAnnotations and the annotations'
+// title when it has annotations. Once the size exceeds limit it stops and returns a value
 // over limit, so the walk costs at most about limit steps whatever the
 // tool holds.
 func toolSize(it *ports.ToolItem, limit int64) int64 {
@@ -38,6 +42,12 @@ func toolSize(it *ports.ToolItem, limit int64) int64 {
 	n = valueSize(it.InputSchema, n, limit, 0)
 	if it.Meta != nil {
 		n = valueSize(it.Meta, n, limit, 0)
+	}
+	if it.OutputSchema != nil {
+		n = valueSize(it.OutputSchema, n, limit, 0)
+	}
+	if it.Annotations != nil {
+		n += sizeAnnotations + int64(len(it.Annotations.Title))
 	}
 	return n
 }

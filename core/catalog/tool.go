@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -43,6 +42,11 @@ type toolServer struct {
 	// cap and readCap are the admission caps of prompt results
 	// (characters) and resource reads (bytes).
 	cap, readCap int
+	// binCap is the binary limit of every tool (Options.MaxBinaryBytes).
+	binCap int
+	// metaKeys are the result _meta keys passed through
+	// (Options.ResultMetaKeys).
+	metaKeys []string
 }
 
 // Tool is one discovered tool as the host sees it: a ports.Tool whose Call
@@ -58,15 +62,45 @@ type Tool struct {
 	narrowed []string
 	srv      *toolServer
 	cap      int
+	title    string
+	ann      *ports.ToolAnnotations
+	// output is the narrowed outputSchema and its validator, nil when
+	// the tool has none (or one Build could not use).
+	output         *schemaEntry
+	outputNarrowed []string
 }
 
 // Spec returns the tool's description for the model: the host-facing
 // name, the server's description and the narrowed input schema.
-// InputSchema may be shared with other calls of Spec and must not be
-// modified. Spec is safe for concurrent use; it may allocate, as the
-// catalog keeps schemas packed (see schemaEntry).
+// InputSchema and OutputSchema may be shared with other calls of Spec and
+// must not be modified. Spec is safe for concurrent use; it may allocate,
+// as the catalog keeps schemas packed (see schemaEntry).
+//
+// Title and Annotations are the server's (Annotations a deep copy);
+// OutputSchema is the narrowed outputSchema, nil when the tool has none or
+// Build could not use it (see Build).
 func (t *Tool) Spec() ports.ToolSpec {
-	return ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.json()}
+	s := ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.json(), Title: t.title}
+	s.Annotations = cloneAnnotations(t.ann)
+	if t.output != nil {
+		s.OutputSchema = t.output.json()
+	}
+	return s
+}
+
+// cloneAnnotations returns a deep copy of a (nil for nil).
+func cloneAnnotations(a *ports.ToolAnnotations) *ports.ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	for _, h := range [...]**bool{&c.ReadOnlyHint, &c.DestructiveHint, &c.IdempotentHint, &c.OpenWorldHint} {
+		if *h != nil {
+			v := **h
+			*h = &v
+		}
+	}
+	return &c
 }
 
 // HostName returns the host-facing name (ToolName of the server and the
@@ -86,6 +120,15 @@ func (t *Tool) Narrowed() []string { return slices.Clone(t.narrowed) }
 // result may put into model context.
 func (t *Tool) ResultCap() int { return t.cap }
 
+// BinaryCap returns the most bytes one binary block (image, audio or
+// embedded blob) of this tool's results may hold, decoded.
+func (t *Tool) BinaryCap() int { return t.srv.binCap }
+
+// OutputNarrowed returns the JSON pointers of the output schema's
+// subschemas that narrowing replaced, like Narrowed; nil when nothing was
+// narrowed or the tool has no output schema.
+func (t *Tool) OutputNarrowed() []string { return slices.Clone(t.outputNarrowed) }
+
 // ArgumentError is the error of a call refused because its arguments do
 // not match the narrowed input schema. It wraps a *refusal.Error of Class
 // Config and Reason "invalid_arguments" (errors.As and refusal.ClassOf see
@@ -100,12 +143,29 @@ type ArgumentError struct {
 	Path string
 	// Rule is the rule the value broke, one of the Rule* words.
 	Rule string
-	err  *refusal.Error
+	// Expected says what the value at Path should have been: a type
+	// ("number", "string or null"), a bound ("a number >= 1", "at most 10
+	// characters"), "one of the 3 allowed values", ... Built from the
+	// rule and the schema (type names, numeric bounds), never from the
+	// value.
+	Expected string
+	// Got is the type the value had ("string", "non-integer number"),
+	// set for Rule "type" (and "required": "none") only; it is never the
+	// value itself.
+	Got string
+	err *refusal.Error
 }
 
-// Error returns the refusal's text (with the rule as its detail); it
-// leaves out Path, whose property names come from the server.
+// Error returns the refusal's text, with the rule and what was expected
+// as its detail ("type: expected number, got string"); it leaves out Path,
+// whose property names come from the server.
 func (e *ArgumentError) Error() string { return e.err.Error() }
+
+// Explain returns "<Path>: expected <Expected>, got <Got>" (", got" only
+// when Got is set), e.g. "/a: expected number, got string". The path's
+// property names are the server's: a host sanitizes the text before it
+// shows it on a terminal. It never holds an argument value.
+func (e *ArgumentError) Explain() string { return explain(e.Path, e.Expected, e.Got) }
 
 // Unwrap returns the *refusal.Error.
 func (e *ArgumentError) Unwrap() error { return e.err }
@@ -116,19 +176,43 @@ func (e *ArgumentError) Unwrap() error { return e.err }
 //
 // Arguments that do not match, or are not a JSON object, are refused
 // before anything leaves the process with an *ArgumentError (Class Config,
-// Reason "invalid_arguments"). The Caller's error is returned unchanged.
-// A result whose content is not a JSON array of objects is a
-// *refusal.Error of Class Protocol, Reason "malformed_result" (empty
-// content is an empty array). Otherwise IsError is passed through and the
-// content is cut to the tool's ResultCap characters: a text item counts
-// the characters of its "text", any other item those of its JSON; the text
-// item that crosses the cap is cut at a character boundary (its other
-// members kept), later items are dropped, and Truncated is set. A catalog
-// built without a Caller refuses every call with Class Internal, Reason
-// "no_caller". When the Caller knows the server's current catalog (see
-// CatalogSource), a tool that changed or vanished since t's catalog was
-// built is refused first, with Class Config, Reason "tool_changed" or
-// "tool_removed", and nothing is validated or sent.
+// Reason "invalid_arguments"), which says what was expected. The Caller's
+// error is returned unchanged. A catalog built without a Caller refuses
+// every call with Class Internal, Reason "no_caller". When the Caller
+// knows the server's current catalog (see CatalogSource), a tool that
+// changed or vanished since t's catalog was built is refused first, with
+// Class Config, Reason "tool_changed" or "tool_removed", and nothing is
+// validated or sent.
+//
+// The result is then admitted (a *refusal.Error of Class Protocol when it
+// is not; the tool stays usable for the next call):
+//
+//   - Content must be a JSON array of content blocks of the five types the
+//     protocol defines (empty content is an empty array), else Reason
+//     "malformed_result", or "unknown_content_type" for a block of any
+//     other type: the protocol's list is closed, so such a result is
+//     refused rather than handed over with a block nobody can read.
+//   - Content is cut to the tool's ResultCap characters: a text block
+//     counts the characters of its text, a resource link or embedded text
+//     resource those of its JSON; the text block that crosses the cap is
+//     cut at a character boundary (its other members kept), later counted
+//     blocks are dropped, and Truncated is set. An image, audio or
+//     embedded blob block does not count: each is bounded by BinaryCap
+//     bytes (decoded) instead, and kept whole; a larger one refuses the
+//     result, Reason "binary_content_too_large". ToolResult.Content is the
+//     admitted JSON (the server's bytes when nothing was cut) and
+//     ToolResult.Blocks the same blocks, typed.
+//   - StructuredContent must be valid JSON ("malformed_result"). One
+//     longer than ResultCap characters is left out, Truncated set. When
+//     the tool has an output schema and the result is not an error, it
+//     must be present ("structured_content_missing") and match the
+//     narrowed schema, else a *StructuredContentError (Reason
+//     "structured_content_invalid") refuses the result; an error result's,
+//     or one of a tool without an output schema, is handed over unchecked.
+//   - Of _meta only the keys of Options.ResultMetaKeys pass (none by
+//     default).
+//
+// IsError is passed through.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResult, err error) {
 	if t.srv.caller != nil {
 		if t, err = t.current(); err != nil {
@@ -144,8 +228,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 	}
 	f := checkArgs(args, v)
 	if f != nil {
-		return ports.ToolResult{}, &ArgumentError{Path: f.path(), Rule: f.rule, err: &refusal.Error{
-			Class: refusal.Config, Reason: ReasonInvalidArguments, Server: t.srv.id, Detail: f.rule,
+		want, got := f.expectation()
+		return ports.ToolResult{}, &ArgumentError{Path: f.path(), Rule: f.rule, Expected: want, Got: got, err: &refusal.Error{
+			Class: refusal.Config, Reason: ReasonInvalidArguments, Server: t.srv.id, Detail: f.rule + ": " + explanation(want, got),
 		}}
 	}
 	if t.srv.caller == nil {
@@ -164,105 +249,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 				Detail: "a panic was recovered while checking the result"}
 		}
 	}()
-	content, truncated, ok := admitResult(res.Content, t.cap)
-	if !ok {
-		return ports.ToolResult{}, &refusal.Error{Class: refusal.Protocol, Reason: ReasonMalformedResult, Server: t.srv.id}
-	}
-	return ports.ToolResult{Content: content, IsError: res.IsError, Truncated: truncated}, nil
-}
-
-// admit checks that content is a JSON array of objects and cuts it so the
-// characters it puts into context stay within limit: a text item counts
-// the characters (runes) of its "text", any other item the characters of
-// its JSON. The text item that crosses the limit is cut at a rune
-// boundary, later items are dropped. Empty content is an empty array.
-func admit(content json.RawMessage, limit int) (json.RawMessage, bool, bool) {
-	content = bytes.TrimSpace(content)
-	if len(content) == 0 {
-		return json.RawMessage("[]"), false, true
-	}
-	if content[0] != '[' || !validJSON(content) {
-		return nil, false, false
-	}
-	fits := len(content) <= limit // characters never exceed bytes
-	var out []byte
-	used, truncated := 0, false
-	ok := eachElement(content, func(item []byte) bool {
-		if item[0] != '{' {
-			return false
-		}
-		if fits {
-			return true
-		}
-		if truncated {
-			return true // keep checking the shape
-		}
-		var head struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		}
-		_ = json.Unmarshal(item, &head) // valid JSON; a mistyped field only leaves head empty
-		isText := head.Type == "text" && head.Text != nil
-		n := 0
-		if isText {
-			n = utf8.RuneCountInString(*head.Text)
-		} else {
-			n = utf8.RuneCount(item)
-		}
-		if used+n <= limit {
-			out = appendItem(out, item)
-			used += n
-			return true
-		}
-		truncated = true
-		if rest := limit - used; isText && rest > 0 {
-			if cut, err := cutText(item, *head.Text, rest); err == nil {
-				out = appendItem(out, cut)
-			}
-		}
-		return true
-	})
-	if !ok {
-		return nil, false, false
-	}
-	if fits {
-		return content, false, true
-	}
-	if out == nil {
-		return json.RawMessage("[]"), truncated, true
-	}
-	return append(out, ']'), truncated, true
-}
-
-func appendItem(out, item []byte) []byte {
-	if out == nil {
-		out = append(make([]byte, 0, 256), '[')
-	} else {
-		out = append(out, ',')
-	}
-	return append(out, item...)
-}
-
-// cutText returns the text item with its text cut to its first n runes,
-// its other members kept.
-func cutText(item []byte, text string, n int) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(item, &m); err != nil {
-		return nil, err
-	}
-	for k := range text {
-		if n == 0 {
-			text = text[:k]
-			break
-		}
-		n--
-	}
-	t, err := json.Marshal(text)
-	if err != nil {
-		return nil, err
-	}
-	m["text"] = t
-	return json.Marshal(m)
+	return admitResult(t, res)
 }
 
 // eachElement calls f with each element of the valid JSON array a, until

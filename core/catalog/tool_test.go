@@ -94,7 +94,8 @@ func TestAdmissionCap(t *testing.T) {
 		return string(b)
 	}
 	img := `{"type":"image","data":"QUJD","mimeType":"image/ü"}`
-	imgChars := utf8.RuneCountInString(img)
+	link := `{"type":"resource_link","uri":"file:///ü","name":"n"}`
+	linkChars := utf8.RuneCountInString(link)
 	tests := []struct {
 		name      string
 		cap       int
@@ -109,21 +110,30 @@ func TestAdmissionCap(t *testing.T) {
 		{"later items dropped", 6, `[` + text("abc") + `,` + text("defg") + `,` + text("h") + `]`, `[` + text("abc") + `,` + text("def") + `]`, true},
 		{"other members of a cut text item kept", 2, `[{"type":"text","text":"abcd","annotations":{"priority":1}}]`,
 			`[{"annotations":{"priority":1},"text":"ab","type":"text"}]`, true},
-		{"non-text item counts its JSON characters", imgChars, `[` + img + `]`, `[` + img + `]`, false},
-		{"non-text item crossing the cap dropped", imgChars - 1, `[` + img + `]`, `[]`, true},
-		{"non-text item after text", 10 + imgChars - 1, `[` + text("0123456789") + `,` + img + `,` + text("x") + `]`, `[` + text("0123456789") + `]`, true},
+		{"resource link counts its JSON characters", linkChars, `[` + link + `]`, `[` + link + `]`, false},
+		{"resource link crossing the cap dropped", linkChars - 1, `[` + link + `]`, `[]`, true},
+		{"image does not count against the cap", 1, `[` + img + `]`, `[` + img + `]`, false},
+		{"image kept after the cap is reached", 3, `[` + text("abcdef") + `,` + img + `,` + text("x") + `]`, `[` + text("abc") + `,` + img + `]`, true},
 		{"text item after the cap is reached dropped", 3, `[` + text("abc") + `,` + text("d") + `]`, `[` + text("abc") + `]`, true},
 		{"empty content", 3, ``, `[]`, false},
 		{"empty array", 3, `[]`, `[]`, false},
 		{"whitespace", 4, " [ " + text("abcdef") + " , " + text("g") + " ] ", `[` + text("abcd") + `]`, true},
-		{"text member not a string counts the JSON", 200, `[{"type":"text","text":5}]`, `[{"type":"text","text":5}]`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, truncated, ok := admit(json.RawMessage(tt.content), tt.cap)
-			require.True(t, ok)
+			got, blocks, truncated, reason := admitContent(json.RawMessage(tt.content), tt.cap, DefaultMaxBinaryBytes)
+			require.Empty(t, reason)
 			assert.JSONEq(t, tt.want, string(got))
 			assert.Equal(t, tt.truncated, truncated)
+			// The typed blocks are the admitted JSON's, decoded.
+			var items []json.RawMessage
+			require.NoError(t, json.Unmarshal(got, &items))
+			require.Len(t, blocks, len(items))
+			for i, it := range items {
+				b, r := decodeBlock(it, DefaultMaxBinaryBytes)
+				require.Empty(t, r)
+				assert.Equal(t, b, blocks[i])
+			}
 		})
 	}
 }
@@ -228,7 +238,7 @@ func TestSpecSchemaCapacityClipped(t *testing.T) {
 func TestCallPanicInResultCheck(t *testing.T) {
 	saved := admitResult
 	t.Cleanup(func() { admitResult = saved })
-	admitResult = func(json.RawMessage, int) (json.RawMessage, bool, bool) { panic("admit broke") }
+	admitResult = func(*Tool, ports.CallResult) (ports.ToolResult, error) { panic("admit broke") }
 	c := &fakeCaller{res: ports.CallResult{Content: json.RawMessage(`[]`)}}
 	cat := Build("srv", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{item(t, "t", `{}`)}}, c, nil)
 	require.Len(t, cat.Tools, 1)
@@ -257,11 +267,15 @@ func FuzzAdmit(f *testing.F) {
 		if limit < 0 {
 			limit = 0
 		}
-		got, _, ok := admit(json.RawMessage(content), limit)
-		if !ok {
+		got, blocks, _, reason := admitContent(json.RawMessage(content), limit, 64)
+		if reason != "" {
 			return
 		}
 		var items []map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(got, &items), "admitted content is an array of objects: %q", got)
+		require.Len(t, blocks, len(items), "one typed block per admitted item")
+		for _, b := range blocks {
+			require.LessOrEqual(t, len(b.Data), 64, "binary blocks within their own limit")
+		}
 	})
 }

@@ -209,6 +209,10 @@ type pathSeg struct {
 type failure struct {
 	rule string
 	segs []pathSeg
+	// n is the subschema the value broke (nil for the rules about the
+	// arguments as a whole), k the value's type bit for RuleType.
+	n *vnode
+	k uint8
 }
 
 func (f *failure) at(s pathSeg) *failure {
@@ -275,7 +279,7 @@ func checkArgs(args []byte, root *vnode) *failure {
 	case s.bad:
 		return &failure{rule: RuleInvalidJSON}
 	case !isObject:
-		return &failure{rule: RuleType}
+		return &failure{rule: RuleType, n: &vnode{types: tObject}, k: kindOf(args)}
 	}
 	return f
 }
@@ -375,14 +379,14 @@ func (s *argScanner) value(n *vnode, depth int) *failure {
 	case c == '{':
 		if n != nil && n.types != 0 && n.types&tObject == 0 {
 			s.object(nil, depth)
-			return &failure{rule: RuleType}
+			return &failure{rule: RuleType, n: n, k: tObject}
 		}
 		f = s.object(n, depth)
 		k = tObject
 	case c == '[':
 		if n != nil && n.types != 0 && n.types&tArray == 0 {
 			s.array(nil, depth)
-			return &failure{rule: RuleType}
+			return &failure{rule: RuleType, n: n, k: tArray}
 		}
 		f = s.array(n, depth)
 		k = tArray
@@ -416,7 +420,7 @@ func (s *argScanner) value(n *vnode, depth int) *failure {
 	if n.types != 0 && n.types&k == 0 {
 		// Only a number can still match: as an integer.
 		if k != tNumber || n.types&tInteger == 0 || !integerLiteral(string(text)) {
-			return &failure{rule: RuleType}
+			return &failure{rule: RuleType, n: n, k: k}
 		}
 	}
 	if n.has&(hasConst|hasEnum) != 0 {
@@ -428,18 +432,18 @@ func (s *argScanner) value(n *vnode, depth int) *failure {
 			dec.UseNumber()
 			_ = dec.Decode(&v) // valid JSON: scanned
 			if n.has&hasConst != 0 && !jsonEqual(n.constv, v, 0) {
-				return &failure{rule: RuleConst}
+				return &failure{rule: RuleConst, n: n}
 			}
 			if n.has&hasEnum != 0 && !slices.ContainsFunc(n.enum, func(e any) bool { return jsonEqual(e, v, 0) }) {
-				return &failure{rule: RuleEnum}
+				return &failure{rule: RuleEnum, n: n}
 			}
 			return f
 		}
 		if n.has&hasConst != 0 && !s.equalScalar(n.constv, k, text, start) {
-			return &failure{rule: RuleConst}
+			return &failure{rule: RuleConst, n: n}
 		}
 		if n.has&hasEnum != 0 && !slices.ContainsFunc(n.enum, func(e any) bool { return s.equalScalar(e, k, text, start) }) {
-			return &failure{rule: RuleEnum}
+			return &failure{rule: RuleEnum, n: n}
 		}
 	}
 	switch k {
@@ -450,26 +454,26 @@ func (s *argScanner) value(n *vnode, depth int) *failure {
 		x, _ := strconv.ParseFloat(string(text), 64) // ±Inf beyond range
 		switch {
 		case n.has&hasMinimum != 0 && x < n.num[0]:
-			return &failure{rule: RuleMinimum}
+			return &failure{rule: RuleMinimum, n: n}
 		case n.has&hasMaximum != 0 && x > n.num[1]:
-			return &failure{rule: RuleMaximum}
+			return &failure{rule: RuleMaximum, n: n}
 		case n.has&hasExclusiveMinimum != 0 && x <= n.num[2]:
-			return &failure{rule: RuleExclusiveMinimum}
+			return &failure{rule: RuleExclusiveMinimum, n: n}
 		case n.has&hasExclusiveMaximum != 0 && x >= n.num[3]:
-			return &failure{rule: RuleExclusiveMaximum}
+			return &failure{rule: RuleExclusiveMaximum, n: n}
 		}
 	case tString:
 		if n.has&(hasMinLength|hasMaxLength) != 0 {
 			l := float64(utf8.RuneCount(text))
 			if n.has&hasMinLength != 0 && l < n.counts[0] {
-				return &failure{rule: RuleMinLength}
+				return &failure{rule: RuleMinLength, n: n}
 			}
 			if n.has&hasMaxLength != 0 && l > n.counts[1] {
-				return &failure{rule: RuleMaxLength}
+				return &failure{rule: RuleMaxLength, n: n}
 			}
 		}
 		if n.pattern != nil && !n.pattern.Match(text) {
-			return &failure{rule: RulePattern}
+			return &failure{rule: RulePattern, n: n}
 		}
 	}
 	return f
@@ -652,10 +656,10 @@ func (s *argScanner) array(n *vnode, depth int) *failure {
 	}
 	l := float64(count)
 	if n.has&hasMinItems != 0 && l < n.counts[2] {
-		return &failure{rule: RuleMinItems}
+		return &failure{rule: RuleMinItems, n: n}
 	}
 	if n.has&hasMaxItems != 0 && l > n.counts[3] {
-		return &failure{rule: RuleMaxItems}
+		return &failure{rule: RuleMaxItems, n: n}
 	}
 	return first
 }
@@ -709,10 +713,10 @@ func (s *argScanner) object(n *vnode, depth int) *failure {
 				}
 			case members && n.noAddl:
 				s.value(nil, depth+1)
-				fail = &failure{rule: RuleAdditionalProperty}
+				fail = &failure{rule: RuleAdditionalProperty, n: n}
 			case members && n.addl != nil:
 				if s.value(n.addl, depth+1) != nil {
-					fail = &failure{rule: RuleAdditionalProperty}
+					fail = &failure{rule: RuleAdditionalProperty, n: n}
 				}
 			default:
 				s.value(nil, depth+1)
@@ -750,7 +754,7 @@ func (s *argScanner) object(n *vnode, depth int) *failure {
 	}
 	for _, r := range n.required {
 		if !hasName(recs, r, index) {
-			return (&failure{rule: RuleRequired}).at(pathSeg{name: r, idx: -1})
+			return (&failure{rule: RuleRequired, n: n}).at(pathSeg{name: r, idx: -1})
 		}
 	}
 	// The failure of the failing member whose name sorts first.

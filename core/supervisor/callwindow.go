@@ -40,8 +40,9 @@ type window struct {
 
 // openWindow returns the window of one call made under ctx whose caller
 // reports progress to user (nil: none), or nil when the call needs none
-// (no timeout and no user): then the call runs under ctx itself and asks
-// the server for no progress.
+// (no timeout and no user): then the call runs under ctx itself. Only a
+// call with a user asks the server for progress (window.progress as its
+// OnProgress), so without one the timer is never restarted.
 func (s *Server) openWindow(ctx context.Context, user func(ports.Progress)) *window {
 	if s.callTimeout <= 0 && s.callTimeoutMax <= 0 && user == nil {
 		return nil

@@ -121,8 +121,10 @@
 //
 //	CallTimeout     default 10 min; the longest a call may go without a
 //	                progress notification from the server for that call.
-//	                Each notification restarts the window, so a long job
-//	                that keeps reporting progress is not cut off.
+//	                When the caller asked for progress, each notification
+//	                restarts the window, so a long job that keeps
+//	                reporting progress is not cut off; otherwise it bounds
+//	                the whole call.
 //	CallTimeoutMax  default 1 h; the longest a call may last in all,
 //	                progress or not.
 //
@@ -130,12 +132,20 @@
 // ended (over stdio the session and its child are closed first, and the
 // server reconnects at once) and fails with Class Transient, Reason
 // "call_timeout"; it is never replayed. The end of the caller's own ctx
-// stays "cancelled" or "timeout". NoTimeout turns either bound off; with
-// both off and no progress callback the call asks the server for no
-// progress. Otherwise every call carries a progress token, and the
-// server's progress notifications (coalesced, the latest wins) reach the
-// caller's callback (see Call). These timeouts, like ConnectTimeout, run on
-// the system clock, not on Options.Clock.
+// stays "cancelled" or "timeout". NoTimeout turns either bound off.
+//
+// A call asks the server for progress (carries a progress token in its
+// _meta) only when its caller asked for progress: a
+// ports.CallRequest.OnProgress, or a callback put into the call's ctx with
+// ports.WithProgress (how a host asks through a ports.Tool, Fleet.Call or
+// Fleet.CallTool). Then the server's progress notifications (coalesced,
+// the latest wins) reach that callback (see Call) and extend the call as
+// above. Without it no token is sent, which the server has to decode and
+// the call pays for in time and allocations, and CallTimeout bounds the
+// whole call however long the job runs: a host that expects long jobs
+// asks for progress, even with a callback that does nothing. These
+// timeouts, like ConnectTimeout, run on the system clock, not on
+// Options.Clock.
 //
 // # Prompts, resources and subscriptions
 //

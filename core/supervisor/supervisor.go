@@ -59,7 +59,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// CallTimeout is how long a call may go without a progress
 	// notification from the server for that call: each one restarts the
-	// window. 0 means DefaultCallTimeout, NoTimeout none. A call that
+	// window, when the caller asked for progress (see Call); a call
+	// without a progress callback gets no notification, so CallTimeout
+	// bounds it in all. 0 means DefaultCallTimeout, NoTimeout none. A call that
 	// times out fails with Class Transient, Reason "call_timeout", is
 	// never replayed, and is abandoned like a cancelled one (over stdio
 	// the session, and so the child, is closed first).
@@ -807,13 +809,15 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 // caller branching on the class does the same as for Connect. After Close:
 // Class Internal, Reason "closed".
 //
-// The call is bounded by Options.CallTimeout (restarted by every progress
-// notification of the call) and Options.CallTimeoutMax; a call that
-// outlives them is abandoned and Call returns Class Transient, Reason
-// "call_timeout". While a timeout is on, the call asks the server for
-// progress (it carries a progress token). The caller's progress callback
-// is r.OnProgress or, when that is nil, ports.ProgressFunc(ctx) (how a
-// host calling through a ports.Tool gets progress). It is called from a
+// The call is bounded by Options.CallTimeout and Options.CallTimeoutMax; a
+// call that outlives them is abandoned and Call returns Class Transient,
+// Reason "call_timeout". The caller asks for progress with a progress
+// callback: r.OnProgress or, when that is nil, ports.ProgressFunc(ctx)
+// (how a host calling through a ports.Tool asks). Only then does the call
+// carry a progress token (the server has nothing to report progress
+// against otherwise), and then every progress notification of the call
+// restarts its CallTimeout window (CallTimeoutMax still caps it). Without
+// a callback CallTimeout bounds the whole call. The callback is called from a
 // goroutine of Call, never concurrently with itself and never after Call
 // has returned; notifications that arrive while it runs are coalesced, so
 // it sees the latest one (not necessarily each). It should return quickly:
@@ -847,7 +851,9 @@ func (s *Server) Call(ctx context.Context, r ports.CallRequest) (ports.CallResul
 	if w := s.openWindow(ctx, user); w != nil {
 		defer w.stop()
 		cctx = w.ctx
-		r.OnProgress = w.progress
+		if user != nil {
+			r.OnProgress = w.progress
+		}
 	}
 	stdio := s.target.Kind == ports.TransportStdio
 	var rec *inflight

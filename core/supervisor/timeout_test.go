@@ -92,6 +92,7 @@ func TestCallTimeout(t *testing.T) {
 		atLeast  time.Duration // the call lasted at least this long
 		atMost   time.Duration // ...and ended well before this (0: unchecked)
 		progress bool          // the caller saw progress
+		noAsk    bool          // the caller asks for no progress
 	}{
 		{
 			name:    "silent call times out",
@@ -105,6 +106,13 @@ func TestCallTimeout(t *testing.T) {
 			call:     progressScript(20*time.Millisecond, 0, 1200*time.Millisecond),
 			atLeast:  1200 * time.Millisecond,
 			progress: true,
+		},
+		{
+			name:    "progress not asked for: CallTimeout bounds the whole call",
+			opts:    Options{CallTimeout: 400 * time.Millisecond},
+			call:    progressScript(20*time.Millisecond, 0, 1200*time.Millisecond),
+			noAsk:   true,
+			wantErr: true, atLeast: 400 * time.Millisecond,
 		},
 		{
 			name:     "a call that goes silent times out",
@@ -146,7 +154,11 @@ func TestCallTimeout(t *testing.T) {
 				f.connect(t)
 				var seen atomic.Int32
 				start := time.Now()
-				res, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "slow", OnProgress: func(ports.Progress) { seen.Add(1) }})
+				req := ports.CallRequest{Name: "slow", OnProgress: func(ports.Progress) { seen.Add(1) }}
+				if tt.noAsk {
+					req.OnProgress = nil
+				}
+				res, err := f.srv.Call(context.Background(), req)
 				took := time.Since(start)
 				assert.GreaterOrEqual(t, took, tt.atLeast)
 				if tt.atMost > 0 {
@@ -154,6 +166,7 @@ func TestCallTimeout(t *testing.T) {
 				}
 				assert.Equal(t, tt.progress, seen.Load() > 0, "progress reached the caller")
 				require.Len(t, f.session(t, 0).CallRequests(), 1)
+				assert.Equal(t, !tt.noAsk, f.session(t, 0).CallRequests()[0].OnProgress != nil, "the call asked for progress")
 				if !tt.wantErr {
 					require.NoError(t, err)
 					assert.JSONEq(t, `[{"type":"text","text":"done"}]`, string(res.Content))
@@ -209,7 +222,9 @@ func TestCallerCtxIsNotACallTimeout(t *testing.T) {
 	}
 }
 
-func TestCallAsksForProgressOnlyWhenNeeded(t *testing.T) {
+// A call asks the server for progress only when its caller asked for it,
+// whatever the timeouts.
+func TestCallAsksForProgressOnlyWhenAsked(t *testing.T) {
 	none := Options{CallTimeout: NoTimeout, CallTimeoutMax: NoTimeout}
 	tests := []struct {
 		name  string
@@ -218,8 +233,14 @@ func TestCallAsksForProgressOnlyWhenNeeded(t *testing.T) {
 		ctx   func() context.Context
 		wants bool
 	}{
-		{"default timeouts", Options{}, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, context.Background, true},
-		{"only CallTimeout", Options{CallTimeoutMax: NoTimeout}, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, context.Background, true},
+		{"default timeouts, no callback", Options{}, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, context.Background, false},
+		{"only CallTimeout, no callback", Options{CallTimeoutMax: NoTimeout}, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, context.Background, false},
+		{"default timeouts, a callback", Options{}, func() ports.CallRequest {
+			return ports.CallRequest{Name: "a", OnProgress: func(ports.Progress) {}}
+		}, context.Background, true},
+		{"default timeouts, a callback in ctx", Options{}, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, func() context.Context {
+			return ports.WithProgress(context.Background(), func(ports.Progress) {})
+		}, true},
 		{"no timeout, no callback", none, func() ports.CallRequest { return ports.CallRequest{Name: "a"} }, context.Background, false},
 		{"no timeout, a callback", none, func() ports.CallRequest {
 			return ports.CallRequest{Name: "a", OnProgress: func(ports.Progress) {}}

@@ -26,16 +26,28 @@ type Tool struct {
 // NewTool returns a Tool describing itself by spec and answering calls with
 // call; a nil call returns a zero ToolResult.
 func NewTool(spec ports.ToolSpec, call func(ctx context.Context, args json.RawMessage) (ports.ToolResult, error)) *Tool {
-	spec.InputSchema = bytes.Clone(spec.InputSchema)
-	t := &Tool{spec: spec, call: call}
+	t := &Tool{spec: cloneSpec(spec), call: call}
 	t.setMethods("Call")
 	return t
 }
 
-// Spec returns a copy of the spec.
-func (t *Tool) Spec() ports.ToolSpec {
-	s := t.spec
+// Spec returns a copy of the spec (schemas and annotations included).
+func (t *Tool) Spec() ports.ToolSpec { return cloneSpec(t.spec) }
+
+// cloneSpec returns a deep copy of s.
+func cloneSpec(s ports.ToolSpec) ports.ToolSpec {
 	s.InputSchema = bytes.Clone(s.InputSchema)
+	s.OutputSchema = bytes.Clone(s.OutputSchema)
+	if a := s.Annotations; a != nil {
+		c := *a
+		for _, h := range []**bool{&c.ReadOnlyHint, &c.DestructiveHint, &c.IdempotentHint, &c.OpenWorldHint} {
+			if *h != nil {
+				v := **h
+				*h = &v
+			}
+		}
+		s.Annotations = &c
+	}
 	return s
 }
 

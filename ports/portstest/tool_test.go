@@ -44,3 +44,32 @@ func TestTool(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, res)
 }
+
+func TestToolSpecTypedPartsAreCopies(t *testing.T) {
+	yes := true
+	out := json.RawMessage(`{"type":"object"}`)
+	spec := ports.ToolSpec{Name: "x", Title: "X", OutputSchema: out, Annotations: &ports.ToolAnnotations{Title: "A", ReadOnlyHint: &yes}}
+	tool := portstest.NewTool(spec, func(context.Context, json.RawMessage) (ports.ToolResult, error) {
+		return ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentImage, MIMEType: "image/png", Data: []byte{1}}},
+			StructuredContent: json.RawMessage(`{"a":1}`)}, nil
+	})
+	out[2] = 'X'
+	spec.Annotations.Title = "changed"
+	yes = false
+	got := tool.Spec()
+	assert.Equal(t, "X", got.Title)
+	assert.JSONEq(t, `{"type":"object"}`, string(got.OutputSchema), "NewTool keeps a copy")
+	require.NotNil(t, got.Annotations)
+	assert.Equal(t, "A", got.Annotations.Title)
+	assert.True(t, *got.Annotations.ReadOnlyHint)
+	*got.Annotations.ReadOnlyHint = false
+	got.OutputSchema[2] = 'Y'
+	again := tool.Spec()
+	assert.True(t, *again.Annotations.ReadOnlyHint, "Spec returns a copy")
+	assert.JSONEq(t, `{"type":"object"}`, string(again.OutputSchema))
+
+	res, err := tool.Call(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, ports.ContentImage, res.Blocks[0].Kind)
+	assert.JSONEq(t, `{"a":1}`, string(res.StructuredContent))
+}

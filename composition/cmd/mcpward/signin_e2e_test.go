@@ -20,7 +20,7 @@ func TestCLISignIn(t *testing.T) {
 	w := newWorld(t, map[string]string{
 		"config/mcpward/mcp.json": `{"mcpServers": {
   "signin": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"clientId": "cli-test"}},
-  "plain":  {"type": "http", "url": "https://plain.example.com/mcp"}
+  "local":  {"command": "/bin/true"}
 }}`,
 	})
 	for _, tt := range []struct {
@@ -31,12 +31,15 @@ func TestCLISignIn(t *testing.T) {
 		stderr string
 	}{
 		{name: "login of an unknown server", args: []string{"login", "ghost"}, code: 1, stderr: "unknown_server"},
-		{name: "login of a server without oauth", args: []string{"login", "plain"}, code: 1, stderr: "not_oauth"},
+		{name: "login of a stdio server", args: []string{"login", "local"}, code: 1, stderr: "not_oauth"},
 		{name: "logout without a sign-in", args: []string{"logout", "signin"}, stdout: "signed out of signin\n"},
-		{name: "logout of a server without oauth", args: []string{"logout", "plain"}, code: 1, stderr: "not_oauth"},
+		{name: "logout of a stdio server", args: []string{"logout", "local"}, code: 1, stderr: "not_oauth"},
 		{name: "tools before signing in", args: []string{"tools", "signin"}, code: 1,
 			stderr: `failed (auth_required oauth_sign_in_required); sign in with "mcpward login signin"`},
 		{name: "usage", args: []string{"login"}, code: 2, stderr: "login takes 1 argument(s), got 0"},
+		{name: "--client-secret-stdin without a secret", args: []string{"login", "--client-secret-stdin", "signin"}, code: 2, stderr: "no client secret on stdin"},
+		{name: "--client-credentials without a secret", args: []string{"login", "--client-credentials", "signin"}, code: 2, stderr: "no client secret on stdin"},
+		{name: "--private-key-file unreadable", args: []string{"login", "--client-credentials", "--private-key-file", "/nonexistent.pem", "signin"}, code: 2, stderr: "--private-key-file cannot be read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := w.run(t, tt.args...)
@@ -59,7 +62,7 @@ func TestCLISignIn(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 		assert.Equal(t, "signed_out", got.SignIn)
-		r = w.run(t, "show", "plain", "--json")
+		r = w.run(t, "show", "local", "--json")
 		assert.NotContains(t, r.stdout, "signIn", "only OAuth servers have a sign-in state")
 	})
 	t.Run("logout --json", func(t *testing.T) {

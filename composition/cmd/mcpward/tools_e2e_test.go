@@ -225,8 +225,9 @@ func TestToolsAndCallHTTP(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var c view.Call
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-	assert.Equal(t, view.Call{Server: "remote", Tool: "word_count", Content: c.Content}, c)
+	assert.Equal(t, view.Call{Server: "remote", Tool: "word_count", Content: c.Content, StructuredContent: c.StructuredContent}, c)
 	assert.Contains(t, string(c.Content), `"3"`)
+	assert.JSONEq(t, `{"words":3}`, string(c.StructuredContent), "checked against the tool's output schema")
 
 	r = w.run(t, "call", "remote", "add", "--args", `{"a":"x","b":1}`)
 	assert.Equal(t, 1, r.code)
@@ -383,14 +384,36 @@ func TestEverything(t *testing.T) {
 
 				r = w.run(t, append(p, "call", server, "get-sum", "--args", `{"a":2,"b":3}`, "--json")...)
 				require.Equal(t, 0, r.code, r.stderr)
-				var c view.Call
-				require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-				assert.False(t, c.IsError)
-				assert.Contains(t, string(c.Content), "5")
+				var sum view.Call
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &sum))
+				assert.False(t, sum.IsError)
+				assert.Contains(t, string(sum.Content), "5")
 
 				r = w.run(t, append(p, "call", server, "echo", "--args", `{"message":42}`)...)
 				assert.Equal(t, 1, r.code)
 				assert.Contains(t, r.stderr, "invalid_arguments")
+				assert.Contains(t, r.stderr, "/message: expected string, got number")
+
+				// Typed results: titles and hints listed, an image as a
+				// placeholder, structured content as JSON after the text.
+				r = w.run(t, append(p, "tools", server)...)
+				require.Equal(t, 0, r.code, r.stderr)
+				assert.Contains(t, r.stdout,
+					"Get Tiny Image Tool: Returns a tiny MCP logo image. (hints: read-only, not destructive, idempotent, closed world)")
+				r = w.run(t, append(p, "call", server, "get-tiny-image")...)
+				require.Equal(t, 0, r.code, r.stderr)
+				assert.Regexp(t, `^Here's the image you requested:\n  \[image image/png, [1-9][0-9]* bytes\]\n  The image above is the MCP logo\.\n$`, r.stdout)
+				r = w.run(t, append(p, "call", server, "get-structured-content", "--args", `{"location":"Chicago"}`)...)
+				require.Equal(t, 0, r.code, r.stderr)
+				assert.Contains(t, r.stdout, "\n  [structured content]\n  {\n    \"conditions\": \"Light rain / drizzle\",")
+				r = w.run(t, append(p, "call", server, "get-structured-content", "--args", `{"location":"Chicago"}`, "--json")...)
+				require.Equal(t, 0, r.code, r.stderr)
+				c := view.Call{}
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
+				assert.JSONEq(t, `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}`, string(c.StructuredContent))
+				r = w.run(t, append(p, "call", server, "get-resource-links", "--args", `{"count":1}`)...)
+				require.Equal(t, 0, r.code, r.stderr)
+				assert.Contains(t, r.stdout, "\n  [resource link Blob Resource 1: ")
 
 				// A tool error (isError) is a result: printed, and exit code 1.
 				// The arguments fit the tool's schema (any number); the server

@@ -154,7 +154,7 @@ func serve(in io.Reader, out io.Writer, mode string) {
 		case "ping":
 			reply(req.ID, map[string]any{})
 		case "tools/list":
-			reply(req.ID, map[string]any{"tools": tools()})
+			reply(req.ID, map[string]any{"tools": toolsOf(mode)})
 		case "tools/call":
 			if mode == ModeHangCall {
 				continue
@@ -164,6 +164,10 @@ func serve(in io.Reader, out io.Writer, mode string) {
 				Arguments map[string]any `json:"arguments"`
 			}
 			_ = json.Unmarshal(req.Params, &p)
+			if mode == ModeProgress && p.Name == "slow" {
+				reply(req.ID, slowCall(enc, req.Params))
+				continue
+			}
 			reply(req.ID, call(p.Name, p.Arguments))
 		default:
 			if res, ok := content(mode, req.Method, req.Params); ok {

@@ -114,6 +114,68 @@ type Tool struct {
 	ServerTool  string          `json:"server_tool"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Title is the tool's title (or its annotations' title), omitted
+	// when it has none.
+	Title string `json:"title,omitempty"`
+	// Hints are the annotation hints the server declared, omitted when
+	// it declared none: the server's claims, never checked.
+	Hints *Hints `json:"hints,omitempty"`
+	// OutputSchema is the tool's narrowed output schema, omitted when it
+	// has none.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// Hints are a tool's annotation hints as the server declared them; a
+// hint it did not declare is omitted (the protocol's default applies).
+type Hints struct {
+	ReadOnly    *bool `json:"read_only,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"open_world,omitempty"`
+}
+
+// ToolTitle returns the title to show for a tool: its own title, else
+// its annotations' title, else "" (unescaped: server text).
+func ToolTitle(s ports.ToolSpec) string {
+	if s.Title != "" {
+		return s.Title
+	}
+	if s.Annotations != nil {
+		return s.Annotations.Title
+	}
+	return ""
+}
+
+// ToHints returns a's hints, nil when a declares none.
+func ToHints(a *ports.ToolAnnotations) *Hints {
+	if a == nil || a.ReadOnlyHint == nil && a.DestructiveHint == nil && a.IdempotentHint == nil && a.OpenWorldHint == nil {
+		return nil
+	}
+	return &Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
+}
+
+// HintWords renders the hints a declares, in words ("read-only",
+// "not destructive", "idempotent", "closed world", ...), "" when none.
+// They are the server's claims: shown, never acted on.
+func HintWords(a *ports.ToolAnnotations) string {
+	if a == nil {
+		return ""
+	}
+	var w []string
+	word := func(b *bool, yes, no string) {
+		switch {
+		case b == nil:
+		case *b && yes != "":
+			w = append(w, yes)
+		case !*b && no != "":
+			w = append(w, no)
+		}
+	}
+	word(a.ReadOnlyHint, "read-only", "")
+	word(a.DestructiveHint, "destructive", "not destructive")
+	word(a.IdempotentHint, "idempotent", "")
+	word(a.OpenWorldHint, "open world", "closed world")
+	return strings.Join(w, ", ")
 }
 
 // Call is call --json's output.
@@ -123,6 +185,10 @@ type Call struct {
 	IsError   bool            `json:"is_error"`
 	Truncated bool            `json:"truncated"`
 	Content   json.RawMessage `json:"content"`
+	// StructuredContent is the result's structuredContent as admitted
+	// (checked against the tool's output schema when it has one),
+	// omitted when the result had none.
+	StructuredContent json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // SignIn is the --json output of login and logout.
@@ -194,7 +260,8 @@ func ToServerTools(r composition.ServerResult) ServerTools {
 		j.Partial[string(k)] = v
 	}
 	for _, t := range r.Tools {
-		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.ServerTool, Description: t.Description, InputSchema: t.InputSchema})
+		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.ServerTool, Description: t.Description, InputSchema: t.InputSchema,
+			Title: ToolTitle(t.ToolSpec), Hints: ToHints(t.Annotations), OutputSchema: t.OutputSchema})
 	}
 	j.Rejected = append(j.Rejected, r.Rejected...)
 	j.Diagnostics = append(j.Diagnostics, r.Diagnostics...)
@@ -521,8 +588,11 @@ func ExplainProblem(p definition.SourceProblem) (why, fix string) {
 // Hint is what a failure line adds for a reason the user can fix with one
 // command ("" for any other reason).
 func Hint(name, reason string) string {
-	if reason == oauth.ReasonSignInRequired {
+	switch reason {
+	case oauth.ReasonSignInRequired:
 		return `; sign in with "mcpward login ` + termsafe.Line(name) + `"`
+	case oauth.ReasonStepUpRequired:
+		return `; it needs more scope: sign in again with "mcpward login ` + termsafe.Line(name) + `"`
 	}
 	return ""
 }

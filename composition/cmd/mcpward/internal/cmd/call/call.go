@@ -49,6 +49,9 @@ type Options struct {
 	ServerStderr bool
 	// HostPorts are --elicitation and --roots.
 	HostPorts elicitui.Flags
+	// Progress is --progress: show the call's progress as plain lines on
+	// stderr also when it is not a terminal.
+	Progress bool
 	// quiet, when set, wraps the writer of the call's progress notes so
 	// they keep out of an elicitation prompt.
 	quiet func(io.Writer) io.Writer
@@ -84,6 +87,13 @@ definition sets "timeout" (milliseconds) gets that window instead when it is
 shorter: a definition can shorten --call-timeout, never lengthen it. When a
 call runs longer than a few seconds, a note on stderr says what mcpward is
 waiting for.
+
+The call asks the server for progress. When stderr is a terminal, the
+server's progress is shown on one line that is redrawn in place
+("SERVER/TOOL: 42% message", the server's message shown escaped) and erased
+before the result is printed; elsewhere nothing is shown, unless --progress
+asks for plain lines (at most one a second). Progress never goes to stdout,
+with or without --json.
 
 When the server cannot be connected, the line after the error says why, as
 far as mcpward knows: its exit status, its program, or its host:port and the
@@ -124,6 +134,8 @@ returns an error result.`,
 		"how long the call may take (0: no limit)")
 	cmd.Flags().BoolVar(&opts.ServerStderr, "server-stderr", false,
 		"print the end of a stdio server's stderr (its own output, secrets masked) on stderr")
+	cmd.Flags().BoolVar(&opts.Progress, "progress", false,
+		"show the call's progress on stderr as plain lines when it is not a terminal")
 	elicitui.AddFlags(cmd.Flags(), &opts.HostPorts)
 	return cmd
 }
@@ -305,9 +317,15 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 	if opts.quiet != nil {
 		notes = opts.quiet(notes)
 	}
-	stop := progress.Wait(notes, opts.Clock, termsafe.Line(server+"/"+opts.Tool))
-	res, err := f.Call(ctx, server, opts.Tool, json.RawMessage(args))
+	label := termsafe.Line(server + "/" + opts.Tool)
+	show := progress.StartCall(progress.CallOptions{Out: notes, Clock: opts.Clock, Label: label, Width: opts.IO.TerminalWidth(),
+		Live: opts.IO.CanRedraw(), Plain: opts.Progress || opts.IO.IsStderrTTY()})
+	stop := progress.Wait(show.Above(notes), opts.Clock, label)
+	// Always asked for, shown or not: the server's progress keeps a long
+	// call within --call-timeout.
+	res, err := f.Call(ports.WithProgress(ctx, show.Report), server, opts.Tool, json.RawMessage(args))
 	stop()
+	show.Stop()
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
 	}
@@ -318,6 +336,9 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		return err
 	}
 	if err != nil {
+		if note := explainResultError(err); note != "" {
+			return &cmdutil.NotedError{Err: err, Note: note}
+		}
 		elapsed := opts.clock().Now().Sub(start)
 		flag, limit := "--call-timeout", opts.Timeouts.Call
 		if p := r.Evaluation.Projection; p != nil && p.Timeout > 0 {
@@ -335,7 +356,8 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		res.Content = json.RawMessage("[]")
 	}
 	if opts.JSON {
-		_ = jsonout.Write(opts.IO.Out, view.Call{Server: server, Tool: opts.Tool, IsError: res.IsError, Truncated: res.Truncated, Content: res.Content})
+		_ = jsonout.Write(opts.IO.Out, view.Call{Server: server, Tool: opts.Tool, IsError: res.IsError, Truncated: res.Truncated,
+			Content: res.Content, StructuredContent: res.StructuredContent})
 	} else {
 		WriteContent(opts.IO.Out, res)
 		if res.IsError {
@@ -356,38 +378,6 @@ func (o *Options) clock() clock.Clock {
 		return clock.Real()
 	}
 	return o.Clock
-}
-
-// Indent is what starts every line of a result's text but the first.
-const Indent = "  "
-
-// WriteContent writes the items of a result for people: the text items
-// one after the other, a placeholder for each other item, every character
-// that could drive a terminal escaped (termsafe.Text), and every line but
-// the first indented by Indent (an empty line stays empty), so no line of
-// a result can pass for one of mcpward's own.
-func WriteContent(w io.Writer, res ports.ToolResult) {
-	var items []map[string]json.RawMessage
-	if json.Unmarshal(res.Content, &items) != nil {
-		fmt.Fprintln(w, "[unreadable content]")
-		return
-	}
-	var lines []string
-	for _, it := range items {
-		var typ, text string
-		_ = json.Unmarshal(it["type"], &typ)
-		if typ == "text" && json.Unmarshal(it["text"], &text) == nil {
-			lines = append(lines, strings.Split(termsafe.Text(text), "\n")...)
-			continue
-		}
-		lines = append(lines, "["+termsafe.Line(typ)+" content]")
-	}
-	for i, l := range lines {
-		if i > 0 && l != "" {
-			l = Indent + l
-		}
-		fmt.Fprintln(w, l)
-	}
 }
 
 // suggest is the note of an unknown tool on r: why it is absent when the

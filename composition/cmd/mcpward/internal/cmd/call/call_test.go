@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/refusal"
 
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
@@ -94,6 +95,20 @@ func TestRunEcho(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(w.Root, "other.started"), "call connects only the server named")
 }
 
+// TestRunArgumentErrorSaysWhatWasExpected: a refused argument names its
+// path and what was expected in the note, never the value.
+func TestRunArgumentErrorSaysWhatWasExpected(t *testing.T) {
+	run := world(t, testserver.ModeOK).Factory(t)
+	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, Server: "t", Tool: "echo", Args: `{"text":12345678}`,
+		Timeouts: fleet.Timeouts{Connect: time.Minute, Call: time.Minute}}
+	err := Run(context.Background(), opts)
+	var noted *cmdutil.NotedError
+	require.ErrorAs(t, err, &noted)
+	assert.Equal(t, "arguments /text: expected string, got number", noted.Note)
+	assert.Equal(t, catalog.ReasonInvalidArguments, refusal.ReasonOf(err))
+	assert.NotContains(t, err.Error()+noted.Note, "12345678")
+}
+
 // TestRunAttacks: every terminal attack a result can carry is shown
 // escaped, never interpreted, in text; --json keeps it exact.
 func TestRunAttacks(t *testing.T) {
@@ -136,21 +151,41 @@ func TestRunAttacks(t *testing.T) {
 }
 
 func TestWriteContent(t *testing.T) {
+	text := func(s string) ports.ContentBlock { return ports.ContentBlock{Kind: ports.ContentText, Text: s} }
 	tests := []struct {
-		name, content, want string
+		name string
+		res  ports.ToolResult
+		want string
 	}{
-		{"one line", `[{"type":"text","text":"hi"}]`, "hi\n"},
-		{"lines indented", `[{"type":"text","text":"a\nb\n\nc"}]`, "a\n  b\n\n  c\n"},
-		{"items", `[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"mcpward: fake"}]`, "a\n  [image content]\n  mcpward: fake\n"},
-		{"cr", `[{"type":"text","text":"ok\r\nmcpward: x"}]`, "ok\\r\n  mcpward: x\n"},
-		{"odd type", `[{"type":"\u001b[2J"}]`, "[\\x1b[2J content]\n"},
-		{"unreadable", `{"not":"an array"}`, "[unreadable content]\n"},
+		{"one line", ports.ToolResult{Blocks: []ports.ContentBlock{text("hi")}}, "hi\n"},
+		{"lines indented", ports.ToolResult{Blocks: []ports.ContentBlock{text("a\nb\n\nc")}}, "a\n  b\n\n  c\n"},
+		{"image between texts", ports.ToolResult{Blocks: []ports.ContentBlock{text("a"),
+			{Kind: ports.ContentImage, MIMEType: "image/png", Data: make([]byte, 1234)}, text("mcpward: fake")}},
+			"a\n  [image image/png, 1234 bytes]\n  mcpward: fake\n"},
+		{"audio without a MIME type", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentAudio, Data: []byte{}}}}, "[audio, 0 bytes]\n"},
+		{"hostile MIME type", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentImage, MIMEType: "image/\x1b[2J", Data: []byte{1}}}},
+			"[image image/\\x1b[2J, 1 bytes]\n"},
+		{"resource link", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentResourceLink, URI: "file:///a", Name: "A\u202e"}}},
+			"[resource link A\\u202e: file:///a]\n"},
+		{"embedded text resource", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentResource, URI: "x:1", Text: "one\ntwo"}}},
+			"[resource x:1]\n  one\n  two\n"},
+		{"embedded blob", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: ports.ContentResource, URI: "x:2", MIMEType: "application/zip", Data: []byte{1, 2}}}},
+			"[resource x:2 application/zip, 2 bytes]\n"},
+		{"cr", ports.ToolResult{Blocks: []ports.ContentBlock{text("ok\r\nmcpward: x")}}, "ok\\r\n  mcpward: x\n"},
+		{"odd kind", ports.ToolResult{Blocks: []ports.ContentBlock{{Kind: "\u001b[2J"}}}, "[\\x1b[2J content]\n"},
+		{"structured content as JSON", ports.ToolResult{Blocks: []ports.ContentBlock{text("t")},
+			StructuredContent: json.RawMessage(`{"a":1,"s":"\u009b31m\u001b"}`)},
+			"t\n  [structured content]\n  {\n    \"a\": 1,\n    \"s\": \"\\u009b31m\\u001b\"\n  }\n"},
+		{"nothing", ports.ToolResult{Content: json.RawMessage(`[]`)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			WriteContent(&b, ports.ToolResult{Content: json.RawMessage(tt.content)})
+			WriteContent(&b, tt.res)
 			assert.Equal(t, tt.want, b.String())
+			for _, r := range b.String() {
+				require.False(t, r != '\n' && termsafe.Unsafe(r), "rune %U in the output", r)
+			}
 		})
 	}
 }

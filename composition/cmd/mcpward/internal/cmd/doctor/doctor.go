@@ -72,7 +72,10 @@ why (its exit status, its program, or its host:port and the network
 cause), and the end of a stdio server's own stderr is printed after the
 findings, under a heading that says so, with every secret of its
 definition and every credential-shaped string masked and every control
-character shown escaped.
+character shown escaped. For an OAuth server (its definition has "oauth",
+or it refused the connection for its credential), NAME's OAuth discovery
+runs too, without signing in: each location tried, its status and outcome,
+and what did not line up.
 
 With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 "sources" [{"tier", "origin", "status", "default", "problem"}], "workspace"
@@ -81,7 +84,9 @@ With --json: {"profile", "stateDir", "stores" [{"name", "ok", "reason"}],
 [{"subject", "name", "state", "reason", "why", "fix", "intentional",
 "detail"}], "ok"}; "ok" is true when every finding is intentional; with
 NAME also "connection" {"name", "state", "class", "reason", "detail",
-"stderr" (the masked tail, exact)}.
+"stderr" (the masked tail, exact)} and, for an OAuth server, "oauth"
+{"server", "resource", "issuer", "scopes", "steps" [{"check", "url",
+"status", "outcome", "reason", "hint"}], "reason"}.
 
 Exit code 1 when a problem is found; 0 when there is none, intentional
 states included.`,
@@ -115,6 +120,8 @@ type doctorJSON struct {
 	OK       bool          `json:"ok"`
 	// Connection is doctor NAME's connection of NAME.
 	Connection *connectionJSON `json:"connection,omitempty"`
+	// OAuth is doctor NAME's OAuth discovery of NAME (oauth.go).
+	OAuth *oauth.Report `json:"oauth,omitempty"`
 }
 
 // sharedJSON is the shared store probed: its DSN with the password
@@ -258,6 +265,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if opts.Server != "" && a.Host != nil {
 		d.Connection = connect(ctx, a, opts.Server, &d)
+		d.OAuth = discovery(ctx, a, opts.Server, d.Connection, &d)
 	}
 	d.OK = true
 	for _, f := range d.Findings {
@@ -269,6 +277,10 @@ func Run(ctx context.Context, opts *Options) error {
 		_ = jsonout.Write(opts.IO.Out, d)
 	} else {
 		write(opts.IO.Out, d)
+		if d.OAuth != nil {
+			fmt.Fprintln(opts.IO.Out)
+			view.WriteDiscovery(opts.IO.Out, opts.Server, d.OAuth)
+		}
 		if c := d.Connection; c != nil && c.Stderr != nil {
 			fmt.Fprintln(opts.IO.Out)
 			view.WriteServerStderr(opts.IO.Out, c.Name, *c.Stderr)
@@ -362,8 +374,12 @@ func connect(ctx context.Context, a *app.App, name string, d *doctorJSON) *conne
 		if t := view.FailureText(r.Detail); t != "" {
 			why += ": " + t
 		}
+		fix := "read the server's own output below; check its command, arguments, environment or URL"
+		if r.Reason == oauth.ReasonSignInRequired || r.Reason == oauth.ReasonStepUpRequired {
+			fix = `run "mcpward login ` + name + `" (the OAuth discovery below shows what a sign-in will use)`
+		}
 		d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: name, State: "failed", Reason: r.Reason,
-			Why: why, Fix: "read the server's own output below; check its command, arguments, environment or URL", Detail: &det})
+			Why: why, Fix: fix, Detail: &det})
 	}
 	if tail, ok := f.ServerStderr(name); ok {
 		c.Stderr = &tail

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 	"github.com/mcpward/mcpward/core/catalog"
+	"github.com/mcpward/mcpward/ports"
 )
 
 // Options are tools' inputs.
@@ -174,7 +175,7 @@ func Write(w io.Writer, rs []composition.ServerResult) {
 		if len(r.Tools) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			for _, t := range r.Tools {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(r.Name+"/"+t.ServerTool), firstLine(t.Description))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(r.Name+"/"+t.ServerTool), about(t.ToolSpec))
 			}
 			_ = tw.Flush()
 		} else if r.State == composition.StateConnected {
@@ -234,6 +235,28 @@ func serverLine(r composition.ServerResult) string {
 }
 
 // firstLine is the first line of a description, made safe.
+// about is a tool's third column: its title and the first line of its
+// description ("Title: description", either alone when the other is
+// empty), then the annotation hints the server declared, as
+// "(hints: read-only, idempotent)". All of it is the server's, escaped.
+func about(s ports.ToolSpec) string {
+	out := firstLine(s.Description)
+	if title := firstLine(view.ToolTitle(s)); title != "" {
+		if out == "" {
+			out = title
+		} else {
+			out = title + ": " + out
+		}
+	}
+	if h := view.HintWords(s.Annotations); h != "" {
+		if out != "" {
+			out += " "
+		}
+		out += "(hints: " + h + ")"
+	}
+	return out
+}
+
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return termsafe.Line(strings.TrimSpace(s))

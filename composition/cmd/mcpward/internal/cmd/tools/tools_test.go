@@ -3,17 +3,21 @@ package tools
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdtest"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/testserver"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/ports"
 )
 
 func TestMain(m *testing.M) {
@@ -148,4 +152,26 @@ func TestRunNoServerStderr(t *testing.T) {
 	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, ConnectTimeout: time.Minute}
 	assert.ErrorIs(t, Run(context.Background(), opts), cmdutil.ErrSilent)
 	assert.NotContains(t, run.ErrOut.String(), "fatal:", "the server's stderr only on request")
+}
+
+func TestWriteTitleAndHints(t *testing.T) {
+	yes, no := true, false
+	rs := []composition.ServerResult{{Name: "s", State: composition.StateConnected, Tools: []composition.ToolInfo{
+		{ToolSpec: ports.ToolSpec{Name: "mcp__s__a", Title: "Tool A\x1b[2J", Description: "Does a.\nMore.",
+			Annotations: &ports.ToolAnnotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}}, ServerTool: "a"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__s__b", Description: "Does b.", Annotations: &ports.ToolAnnotations{Title: "Annotated B"}}, ServerTool: "b"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__s__c", Annotations: &ports.ToolAnnotations{DestructiveHint: &yes}}, ServerTool: "c"},
+	}}}
+	var b strings.Builder
+	Write(&b, rs)
+	assert.Equal(t, "s: connected\n"+
+		"  mcp__s__a  s/a  Tool A\\x1b[2J: Does a. (hints: read-only, not destructive, idempotent, closed world)\n"+
+		"  mcp__s__b  s/b  Annotated B: Does b.\n"+
+		"  mcp__s__c  s/c  (hints: destructive)\n", b.String())
+
+	j := view.ToServerTools(rs[0])
+	assert.Equal(t, "Tool A\x1b[2J", j.Tools[0].Title, "JSON is exact")
+	assert.Equal(t, &view.Hints{ReadOnly: &yes, Destructive: &no, Idempotent: &yes, OpenWorld: &no}, j.Tools[0].Hints)
+	assert.Equal(t, "Annotated B", j.Tools[1].Title)
+	assert.Nil(t, j.Tools[1].Hints, "a title alone declares no hint")
 }

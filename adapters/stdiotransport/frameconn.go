@@ -1,0 +1,358 @@
+package stdiotransport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var _ mcp.Connection = (*frameConn)(nil)
+
+// frameConn is this package's mcp.Connection over a child's stdout and
+// stdin: newline-delimited JSON-RPC 2.0, one message a line, as the MCP
+// stdio transport defines it. It replaces the go-sdk's IOTransport
+// connection, which decodes every inbound message with a fresh reflective
+// decoder (and its buffers) and encodes every outbound one with a fresh
+// encoder: lines are framed in a reused buffer and split by decodeLine;
+// messages are written from a reused buffer.
+//
+// What it accepts is what the SDK's connection accepts, one line at a
+// time, with three deliberate differences: a message must fit on one line
+// (the protocol forbids embedded newlines; the SDK's stream decoder would
+// read a value across lines), a line holds one message (the SDK would
+// read a second value after a '\r'), and a JSON-RPC batch is refused (the
+// protocol versions mcpward speaks have none). Each is a
+// malformed line.
+//
+// Like the SDK's connection it reads on its own goroutine, so that Close
+// unblocks Read; that goroutine ends when the reader fails (the pipe is
+// closed when the child is reaped) or, after Close, at its next message.
+type frameConn struct {
+	w        io.WriteCloser // the child's stdin; its Close ends the child
+	incoming chan msgOrErr
+	closed   chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+
+	writeMu sync.Mutex
+	wbuf    bytes.Buffer
+}
+
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
+}
+
+func newFrameConn(r io.Reader, w io.WriteCloser) *frameConn {
+	c := &frameConn{w: w, incoming: make(chan msgOrErr), closed: make(chan struct{})}
+	go c.readLoop(&framer{r: r})
+	return c
+}
+
+func (c *frameConn) readLoop(f *framer) {
+	defer f.release()
+	for {
+		m, err := f.next()
+		select {
+		case c.incoming <- msgOrErr{m, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Read returns the next inbound message; after Close, io.EOF.
+func (c *frameConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v := <-c.incoming:
+		return v.msg, v.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// writeBufKeep is the largest write buffer kept between messages.
+const writeBufKeep = 64 << 10
+
+// Write encodes msg as one line, as jsonrpc.EncodeMessage does, and writes
+// it to the child's stdin. Safe for concurrent use.
+func (c *frameConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.wbuf.Reset()
+	if err := encodeMessage(&c.wbuf, msg); err != nil {
+		return fmt.Errorf("marshaling message: %v", err)
+	}
+	c.wbuf.WriteByte('\n')
+	_, err := c.w.Write(c.wbuf.Bytes())
+	if c.wbuf.Cap() > writeBufKeep {
+		c.wbuf = bytes.Buffer{}
+	}
+	return err
+}
+
+// Close closes the child's stdin (the writer's Close, which ends the
+// child) and then unblocks Read. Idempotent.
+func (c *frameConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.w.Close()
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+// SessionID is "": stdio has no session id.
+func (c *frameConn) SessionID() string { return "" }
+
+// readBufSize is the size of a framer's pooled read buffer; a longer line
+// grows a private one (up to the receive cap, which the reader below
+// enforces), dropped once the line is done.
+const readBufSize = 32 << 10
+
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+// framer splits what r delivers into lines and decodes each.
+type framer struct {
+	r     io.Reader
+	pool  *[]byte // the pooled buffer, while held
+	buf   []byte  // buf[start:end] is read and not yet framed
+	start int
+	end   int
+	seen  int   // buf[start:seen] holds no newline
+	err   error // the reader's error, returned once the buffer is framed
+}
+
+func (f *framer) release() {
+	if f.pool != nil {
+		readBufs.Put(f.pool)
+		f.pool, f.buf = nil, nil
+	}
+}
+
+// next returns the next message. Its errors: the reader's (after every
+// complete line before it), io.ErrUnexpectedEOF at the end of the stream
+// inside a message, and a decode error for a line that is not one
+// JSON-RPC message — reported as soon as the line's first byte shows it.
+func (f *framer) next() (jsonrpc.Message, error) {
+	if f.buf == nil {
+		f.pool = readBufs.Get().(*[]byte)
+		f.buf = *f.pool
+	}
+	for {
+		if i := bytes.IndexByte(f.buf[f.seen:f.end], '\n'); i >= 0 {
+			line := f.buf[f.start : f.seen+i]
+			f.start = f.seen + i + 1
+			f.seen = f.start
+			m, err := decodeLine(line)
+			if errors.Is(err, errTruncated) {
+				err = errSyntax // a message must fit on its line
+			}
+			if m == nil && err == nil {
+				continue // a blank line
+			}
+			f.shrink()
+			return m, err
+		}
+		f.seen = f.end
+		partial := f.buf[f.start:f.end]
+		if p := bytes.TrimLeft(partial, " \t\r"); len(p) > 0 && p[0] != '{' {
+			return nil, errSyntax // not a message, whatever follows
+		}
+		if f.err != nil {
+			if f.err != io.EOF {
+				return nil, f.err
+			}
+			f.start, f.seen = f.end, f.end
+			m, err := decodeLine(partial) // a last line without '\n'
+			switch {
+			case errors.Is(err, errTruncated):
+				return nil, io.ErrUnexpectedEOF
+			case err != nil:
+				return nil, err
+			case m != nil:
+				return m, nil
+			}
+			return nil, io.EOF
+		}
+		f.fill()
+	}
+}
+
+// fill reads once more into the buffer, moving the unframed bytes to its
+// front and growing it when they fill it.
+func (f *framer) fill() {
+	if f.start > 0 {
+		n := copy(f.buf, f.buf[f.start:f.end])
+		f.seen -= f.start
+		f.start, f.end = 0, n
+	}
+	if f.end == len(f.buf) {
+		grown := make([]byte, 2*len(f.buf))
+		copy(grown, f.buf[:f.end])
+		f.buf = grown
+	}
+	n, err := f.r.Read(f.buf[f.end:])
+	f.end += n
+	if err != nil {
+		f.err = err
+	}
+}
+
+// shrink returns to the pooled buffer after a line outgrew it, once what
+// remains fits.
+func (f *framer) shrink() {
+	if f.pool == nil || &f.buf[0] == &(*f.pool)[0] || f.end-f.start > readBufSize {
+		return
+	}
+	small := *f.pool
+	n := copy(small, f.buf[f.start:f.end])
+	f.seen -= f.start
+	f.buf, f.start, f.end = small, 0, n
+}
+
+// encodeMessage writes msg as jsonrpc.EncodeMessage does: the same bytes
+// (keys in the same order, empty fields omitted, raw params and results
+// compacted and checked, strings escaped as encoding/json does without
+// HTML escaping).
+func encodeMessage(b *bytes.Buffer, msg jsonrpc.Message) error {
+	b.WriteString(`{"jsonrpc":"2.0"`)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		encodeID(b, m.ID)
+		if m.Method != "" {
+			b.WriteString(`,"method":`)
+			b.Write(appendString(b.AvailableBuffer(), m.Method))
+		}
+		if len(m.Params) > 0 {
+			b.WriteString(`,"params":`)
+			if err := json.Compact(b, m.Params); err != nil {
+				return err
+			}
+		}
+	case *jsonrpc.Response:
+		encodeID(b, m.ID)
+		if len(m.Result) > 0 {
+			b.WriteString(`,"result":`)
+			if err := json.Compact(b, m.Result); err != nil {
+				return err
+			}
+		}
+		if m.Error != nil {
+			e, ok := m.Error.(*jsonrpc.Error)
+			if !ok {
+				e = &jsonrpc.Error{Message: m.Error.Error()}
+				var wrapped *jsonrpc.Error
+				if errors.As(m.Error, &wrapped) {
+					e.Code = wrapped.Code
+				}
+			}
+			b.WriteString(`,"error":{"code":`)
+			b.Write(strconv.AppendInt(b.AvailableBuffer(), e.Code, 10))
+			b.WriteString(`,"message":`)
+			b.Write(appendString(b.AvailableBuffer(), e.Message))
+			if len(e.Data) > 0 {
+				b.WriteString(`,"data":`)
+				if err := json.Compact(b, e.Data); err != nil {
+					return err
+				}
+			}
+			b.WriteByte('}')
+		}
+	default:
+		return fmt.Errorf("unknown message type %T", msg)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func encodeID(b *bytes.Buffer, id jsonrpc.ID) {
+	switch v := id.Raw().(type) {
+	case int64:
+		b.WriteString(`,"id":`)
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), v, 10))
+	case string:
+		b.WriteString(`,"id":`)
+		b.Write(appendString(b.AvailableBuffer(), v))
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as encoding/json writes a string with HTML
+// escaping off: invalid UTF-8 becomes \ufffd; U+2028 and U+2029 are
+// escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

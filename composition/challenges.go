@@ -1,0 +1,218 @@
+package composition
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// Bounds of the challenges an Authentication remembers.
+const (
+	// maxChallenges bounds how many connections' (server id and URL)
+	// latest challenges are kept; the oldest is forgotten first.
+	maxChallenges = 256
+	// maxChallengeBytes bounds the WWW-Authenticate value parsed; a
+	// longer one is ignored.
+	maxChallengeBytes = 8 << 10
+)
+
+// challenge is what the latest 401 or 403 of one connection (a server id
+// and URL) said: its status and whether it was a Bearer challenge. What
+// the challenge holds is the OAuth client's (oauth.Client.RecordChallenge).
+type challenge struct {
+	status int
+	bearer bool
+	// stepUp: the OAuth Authenticator answered this connection's latest
+	// refusal with an *oauth.StepUpError (a new sign-in asking for more
+	// scope would cure it); taken by the next classification.
+	stepUp bool
+}
+
+// challengeLog remembers the latest challenge of each server id and URL,
+// bounded by maxChallenges. It is safe for concurrent use.
+type challengeLog struct {
+	mu    sync.Mutex
+	m     map[string]challenge
+	order []string // keys, oldest first
+}
+
+// challengeKey is the key of server id and URL.
+func challengeKey(id, rawURL string) string { return id + "\x00" + rawURL }
+
+// recordChallenge is httptransport's OnChallenge of the Dialer's
+// transports: in a deployment that can sign in (Config.OAuth), a Bearer
+// challenge (oauth.ParseChallenge, strict) is remembered for its server id
+// and URL and handed to the OAuth client as evidence for that server's
+// identity (oauth.Client.SaveChallenge: discovery follows its
+// resource_metadata and requests its scope, in this process and in any
+// other sharing the token store; insufficient_scope records a step-up).
+// Nothing is sent; the token store write is bounded by
+// saveChallengeTimeout.
+func (a *Authentication) recordChallenge(c httptransport.Challenge) {
+	if a.oauth == nil || len(c.WWWAuthenticate) > maxChallengeBytes {
+		return
+	}
+	ch, ok := oauth.ParseChallenge(c.Status, c.WWWAuthenticate)
+	if !ok {
+		return
+	}
+	a.challenges.record(c.ServerID, c.URL, challenge{status: c.Status, bearer: true})
+	// Saved beside the credential too, so "mcpward login" and doctor in
+	// another process follow it. A URL the client refuses has nothing to
+	// sign in to; a store failure leaves the in-memory record.
+	ctx, cancel := context.WithTimeout(context.Background(), saveChallengeTimeout)
+	defer cancel()
+	_ = a.oauth.SaveChallenge(ctx, oauthServer(c.ServerID, c.URL, nil), ch)
+}
+
+// saveChallengeTimeout bounds the store write of one challenge.
+const saveChallengeTimeout = 5 * time.Second
+
+// record remembers c for server id at rawURL.
+func (l *challengeLog) record(id, rawURL string, c challenge) {
+	ch := c
+	k := challengeKey(id, rawURL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]challenge{}
+	}
+	if _, ok := l.m[k]; !ok {
+		l.order = append(l.order, k)
+		if len(l.order) > maxChallenges {
+			delete(l.m, l.order[0])
+			l.order = l.order[1:]
+		}
+	}
+	l.m[k] = ch
+}
+
+// markStepUp notes that the latest refusal of server id at rawURL asks
+// for a step-up.
+func (l *challengeLog) markStepUp(id, rawURL string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := challengeKey(id, rawURL)
+	if c, ok := l.m[k]; ok {
+		c.stepUp = true
+		l.m[k] = c
+	}
+}
+
+// takeStepUp reports, and clears, a step-up noted for server id at rawURL.
+func (l *challengeLog) takeStepUp(id, rawURL string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := challengeKey(id, rawURL)
+	c, ok := l.m[k]
+	if !ok || !c.stepUp {
+		return false
+	}
+	c.stepUp = false
+	l.m[k] = c
+	return true
+}
+
+// get returns the latest challenge of server id at rawURL.
+func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.m[challengeKey(id, rawURL)]
+	return c, ok
+}
+
+// signInRequired turns a refusal of t's credential that the OAuth
+// Authenticator answered with a step-up (stepUpWatch) into Class
+// AuthRequired, Reason oauth.ReasonStepUpRequired; and the refusal of a
+// connection to t that got a 401
+// without an authenticator (Class AuthRequired,
+// httptransport.ReasonAuthRequired) into Reason oauth.ReasonSignInRequired
+// when the server's challenge was Bearer and the deployment can sign in
+// (Config.OAuth): "mcpward login NAME" then signs in to it, whether or not
+// its definition has "oauth". Any other refusal, and that of a definition
+// setting its own Authorization header, is returned as is.
+func (a *Authentication) signInRequired(t ports.Target, r *refusal.Error) *refusal.Error {
+	if r != nil && r.Class == refusal.AuthRefused && r.Reason == httptransport.ReasonAuthRefused &&
+		a.challenges.takeStepUp(t.ServerID, t.URL) {
+		c := *r
+		c.Class, c.Reason = refusal.AuthRequired, oauth.ReasonStepUpRequired
+		c.Detail = "the server wants more scope: a new sign-in asks for it"
+		return &c
+	}
+	if r == nil || a.oauth == nil || r.Class != refusal.AuthRequired || r.Reason != httptransport.ReasonAuthRequired || setsAuthorization(t) {
+		return r
+	}
+	if c, ok := a.challenges.get(t.ServerID, t.URL); !ok || !c.bearer {
+		return r
+	}
+	c := *r
+	c.Reason = oauth.ReasonSignInRequired
+	c.Detail = "the server asks for an OAuth sign-in (a Bearer challenge)"
+	return &c
+}
+
+// signedInAuthenticator returns the OAuth Authenticator of t when its
+// definition asks for no authentication (static headers without an
+// Authorization header) and the user signed in to it (a stored credential
+// for its server id and URL, read without a network request): a server
+// that answered with a Bearer challenge and was then signed in to with
+// Host.SignIn. It returns nil otherwise, and on any failure to tell (the
+// connection then goes out as the definition says).
+func (a *Authentication) signedInAuthenticator(ctx context.Context, t ports.Target) ports.Authenticator {
+	if a.oauth == nil || setsAuthorization(t) {
+		return nil
+	}
+	s := oauthServer(t.ServerID, t.URL, nil)
+	st, err := a.oauth.Status(ctx, s)
+	if err != nil || (st != oauth.SignedIn && st != oauth.RefreshNeeded) {
+		return nil
+	}
+	au, err := a.oauth.Authenticator(s)
+	if err != nil {
+		return nil
+	}
+	return a.watchStepUp(t, au)
+}
+
+// watchStepUp returns au, an OAuth Authenticator of t, noting every
+// refusal it answers with an *oauth.StepUpError for signInRequired: the
+// transport reports any refusal of a credential as AuthRefused, and this
+// is how its reason is kept.
+func (a *Authentication) watchStepUp(t ports.Target, au *oauth.Authenticator) ports.Authenticator {
+	return &stepUpWatch{Authenticator: au, log: &a.challenges, id: t.ServerID, url: t.URL}
+}
+
+// stepUpWatch is an OAuth Authenticator whose step-up refusals are noted
+// in log for its server id and URL.
+type stepUpWatch struct {
+	*oauth.Authenticator
+	log     *challengeLog
+	id, url string
+}
+
+// Refused implements ports.Authenticator.
+func (w *stepUpWatch) Refused(ctx context.Context, r ports.AuthRefusal) (bool, error) {
+	retry, err := w.Authenticator.Refused(ctx, r)
+	var su *oauth.StepUpError
+	if errors.As(err, &su) {
+		w.log.markStepUp(w.id, w.url)
+	}
+	return retry, err
+}
+
+// setsAuthorization reports whether t's static headers set Authorization.
+func setsAuthorization(t ports.Target) bool {
+	for k := range t.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}

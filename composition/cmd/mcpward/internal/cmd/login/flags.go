@@ -1,0 +1,84 @@
+package login
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpward/mcpward/adapters/oauth"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/core/refusal"
+)
+
+// maxKeyFile bounds the private key file read.
+const maxKeyFile = 64 << 10
+
+// readSecret returns the first line of stdin, its surrounding spaces (and
+// line end) removed: a client secret. An empty one, or no stdin, is a
+// usage error naming the flag, never the value.
+func readSecret(in *bufio.Scanner) (string, error) {
+	if in != nil && in.Scan() {
+		if s := strings.TrimSpace(in.Text()); s != "" {
+			return s, nil
+		}
+	}
+	return "", cmdutil.FlagErrorf("no client secret on stdin: pipe it in (for example: pass show NAME | mcpward login --client-secret-stdin NAME)")
+}
+
+// clientCredentials signs in to opts.Name with the client credentials
+// grant: as opts.ClientID, with secret or the key of opts.PrivateKeyFile.
+func clientCredentials(ctx, parent context.Context, a *app.App, opts *Options, secret string) error {
+	cc := oauth.ClientCredentials{ClientID: opts.ClientID, Secret: secret}
+	if opts.PrivateKeyFile != "" {
+		pem, err := readKey(opts.PrivateKeyFile)
+		if err != nil {
+			return err
+		}
+		cc.Secret, cc.PrivateKeyPEM = "", pem
+	}
+	err := a.Host.SignInClientCredentials(ctx, a.LibrarySources(), opts.Name, cc)
+	if err != nil {
+		if rep := oauth.ReportOf(err); rep != nil && !opts.JSON {
+			writeReport(opts, rep, err)
+		}
+		if parent.Err() != nil {
+			return cmdutil.ErrCancelled
+		}
+		if fix := Fix(opts.Name, err); fix != "" {
+			return &cmdutil.NotedError{Err: err, Note: fix}
+		}
+		return err
+	}
+	return Done(opts.IO, opts.JSON, opts.Name, oauth.SignedIn, "signed in to "+opts.Name+" (client credentials)")
+}
+
+// readKey reads a PEM private key file of at most maxKeyFile bytes. Its
+// errors name the flag, never the file's content.
+func readKey(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("--private-key-file cannot be read")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("--private-key-file cannot be read")
+	}
+	if len(b) > maxKeyFile {
+		return nil, cmdutil.FlagErrorf("--private-key-file is larger than a private key")
+	}
+	return b, nil
+}
+
+// writeReport writes, on stderr, where discovery stopped, step by step,
+// and what to do.
+func writeReport(opts *Options, rep *oauth.Report, err error) {
+	if rep.Reason == "" {
+		rep.Reason = refusal.ReasonOf(err)
+	}
+	view.WriteDiscovery(opts.IO.ErrOut, opts.Name, rep)
+}

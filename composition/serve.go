@@ -135,6 +135,9 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 				if g.only != "" {
 					name = p.ServerName()
 				}
+				if _, dup := routes["prompt:"+name]; dup {
+					continue // the first of equal names is the one offered
+				}
 				cat.Prompts = append(cat.Prompts, mcpserve.Prompt{Name: name, Title: p.Title(), Description: p.Description(), Arguments: p.Arguments()})
 				routes["prompt:"+name] = route{server: c.Server, tool: p.ServerName()}
 			}

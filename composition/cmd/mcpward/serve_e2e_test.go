@@ -251,6 +251,23 @@ func TestServeHTTP(t *testing.T) {
 	waitTool(t, cs, "mcp__ex__echo")
 	assert.Equal(t, "over http", text(call(t, cs, "mcp__ex__echo", map[string]any{"text": "over http"})))
 	assert.NotContains(t, stderr.String(), token, "the token is never printed")
+
+	// A token file others may read is replaced at the next start.
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.NoError(t, os.Chmod(tokenFile, 0o644))
+	cmd2 := serveCmd(w, "serve", "--http", "127.0.0.1:"+freePort(t))
+	stderr2 := &iostreams.Buffer{}
+	cmd2.Stderr = stderr2
+	require.NoError(t, cmd2.Start())
+	t.Cleanup(func() { _ = cmd2.Process.Kill(); _ = cmd2.Wait() })
+	require.Eventually(t, func() bool { return strings.Contains(stderr2.String(), "listening on") }, 30*time.Second, 20*time.Millisecond)
+	fi, err = os.Stat(tokenFile)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	tok2, err := os.ReadFile(tokenFile)
+	require.NoError(t, err)
+	assert.NotEqual(t, token, strings.TrimSpace(string(tok2)))
 }
 
 // TestServeHTTPNoToken: --unsafe-no-token is announced, accepted only

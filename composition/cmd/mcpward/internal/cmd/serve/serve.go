@@ -286,12 +286,16 @@ func mux(h http.Handler) http.Handler {
 }
 
 // loadToken returns the bearer token kept in stateDir, making it (32
-// random bytes, hex; mode 0600) when absent.
+// random bytes, hex; mode 0600) when absent, too short, not a regular
+// file, or readable by others.
 func loadToken(stateDir string) (string, error) {
 	path := filepath.Join(stateDir, TokenFile)
-	if b, err := os.ReadFile(path); err == nil {
-		if t := strings.TrimSpace(string(b)); len(t) >= 32 {
-			return t, nil
+	// A token file others may read is not trusted: a new one replaces it.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 == 0 {
+		if b, err := os.ReadFile(path); err == nil {
+			if t := strings.TrimSpace(string(b)); len(t) >= 32 {
+				return t, nil
+			}
 		}
 	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {

@@ -147,6 +147,13 @@ const (
 	AuditGrant  AuditAction = "grant"
 	AuditRevoke AuditAction = "revoke"
 	AuditDecide AuditAction = "decide"
+	// AuditCall records one tool call a host forwarded for a client (the
+	// mcpward serve gateway): Identity.ServerID is the server, Outcome
+	// "ok", "tool_error" or "refused", and Reason the call's facts as
+	// space-separated key=value words (tool, ms, args_bytes,
+	// result_bytes, and the refusal's reason word when refused). Its
+	// arguments and result are never recorded, not even hashed.
+	AuditCall AuditAction = "call"
 )
 
 // AuditRecord is one secret-free line of the audit trail: who, what, when,

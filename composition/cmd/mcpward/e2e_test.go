@@ -60,7 +60,7 @@ type world struct {
 
 // newWorld makes a world with files (paths relative to its root) and
 // extra environment variables.
-func newWorld(t *testing.T, files map[string]string, vars ...string) *world {
+func newWorld(t testing.TB, files map[string]string, vars ...string) *world {
 	t.Helper()
 	root := t.TempDir()
 	w := &world{root: root, ws: filepath.Join(root, "ws")}
@@ -87,7 +87,7 @@ func newWorld(t *testing.T, files map[string]string, vars ...string) *world {
 	return w
 }
 
-func (w *world) write(t *testing.T, name, data string) {
+func (w *world) write(t testing.TB, name, data string) {
 	t.Helper()
 	p := filepath.Join(w.root, name)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))

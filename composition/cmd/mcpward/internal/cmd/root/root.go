@@ -28,6 +28,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/remove"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/resources"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/revoke"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/serve"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/show"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/tools"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
@@ -91,6 +92,7 @@ used, and connects to them.`,
 		named(prompt.NewCmdPrompt(f, nil)),
 		named(resources.NewCmdResources(f, nil)),
 		named(read.NewCmdRead(f, nil)),
+		named(serve.NewCmdServe(f, nil)),
 		named(login.NewCmdLogin(f, nil)),
 		named(logout.NewCmdLogout(f, nil)),
 		doctor.NewCmdDoctor(f, nil),

@@ -1,0 +1,587 @@
+// Package mcpserve is the server side of MCP for a host that fronts other
+// servers: one go-sdk server whose tools, prompts and resources are those
+// a Backend offers, kept current as the Backend's catalog changes, served
+// over stdio or Streamable HTTP.
+//
+// Every definition a Backend offers is checked before it reaches the SDK
+// (whose registration panics on, for example, an input schema that is not
+// an object): a tool whose schema is not a JSON object of type "object",
+// or that the SDK refuses anyway, is left out and counted (see
+// Server.Skipped), never a panic.
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/ports"
+)
+
+// discard is the Logger of a Server without one.
+var discard = slog.New(slog.DiscardHandler)
+
+// Tool is one tool offered downstream.
+type Tool struct {
+	// Name is the name downstream clients call it by.
+	Name        string
+	Title       string
+	Description string
+	// InputSchema must be a JSON object with "type": "object"; a tool
+	// whose schema is not is left out.
+	InputSchema json.RawMessage
+	// OutputSchema, when not empty, must be a JSON object.
+	OutputSchema json.RawMessage
+	// Annotations, when not empty, are the tool's annotations as JSON
+	// (readOnlyHint, ...); they pass as given.
+	Annotations json.RawMessage
+}
+
+// Prompt is one prompt offered downstream.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []ports.PromptArgument
+}
+
+// Resource is one resource offered downstream, read by its URI.
+type Resource struct {
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+	Size        int64
+}
+
+// Template is one resource template offered downstream; a read of a URI
+// it matches goes to Backend.ReadTemplate.
+type Template struct {
+	URITemplate string
+	Name        string
+	Title       string
+	Description string
+	MIMEType    string
+}
+
+// Catalog is what a Backend offers at one time.
+type Catalog struct {
+	Tools     []Tool
+	Prompts   []Prompt
+	Resources []Resource
+	Templates []Template
+	// Changed is closed when a newer Catalog replaces this one; nil means
+	// never (the Server then stops following).
+	Changed <-chan struct{}
+}
+
+// Backend is what a Server serves. Its methods may be called concurrently.
+type Backend interface {
+	// Catalog returns what is offered now; it must not block on a server.
+	Catalog() Catalog
+	// CallTool calls the tool offered as name. An error is handed to the
+	// client as a tool result with isError set and the error's text: it
+	// must hold nothing secret (a *refusal.Error does not). A ctx from
+	// ports.WithProgress carries the client's progress token.
+	CallTool(ctx context.Context, name string, args json.RawMessage) (ports.ToolResult, error)
+	// GetPrompt gets the prompt offered as name.
+	GetPrompt(ctx context.Context, name string, args map[string]string) (ports.PromptResult, error)
+	// ReadResource reads the resource offered under uri.
+	ReadResource(ctx context.Context, uri string) (ports.ReadResult, error)
+	// ReadTemplate reads uri, which matches the template offered as
+	// uriTemplate.
+	ReadTemplate(ctx context.Context, uriTemplate, uri string) (ports.ReadResult, error)
+	// Subscribe and Unsubscribe ask for (or end) updates of uri; the host
+	// passes each update to Server.ResourceUpdated.
+	Subscribe(ctx context.Context, uri string) error
+	Unsubscribe(ctx context.Context, uri string) error
+	// Complete completes argument arg of ref (a prompt by its offered
+	// name, or a template by its URI template) from value.
+	Complete(ctx context.Context, ref ports.CompletionRef, arg, value string, resolved map[string]string) (ports.Completion, error)
+}
+
+// Options configure a Server; nil means the defaults.
+type Options struct {
+	// Name and Version are the server's implementation info; "" means
+	// "mcpward" and "dev".
+	Name, Version string
+	// Instructions are the server's instructions to clients; "" none.
+	Instructions string
+	// Logger receives the SDK's own logs and the tools left out; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Server is one MCP server fronting a Backend. It is safe for concurrent
+// use; Close stops following the Backend.
+type Server struct {
+	b   Backend
+	srv *mcp.Server
+	log *slog.Logger
+
+	mu        sync.Mutex
+	tools     map[string]string // name → the JSON registered
+	prompts   map[string]string
+	resources map[string]string
+	templates map[string]string
+	skipped   int
+	synced    chan struct{} // closed after the first sync
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+// New returns a Server of b with opts, its catalog registered once, and
+// starts following b's changes (until Close): each change re-registers
+// what changed, and the SDK tells every connected client
+// notifications/tools/list_changed (or prompts', resources').
+func New(b Backend, opts *Options) *Server {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "mcpward"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	log := o.Logger
+	if log == nil {
+		log = discard
+	}
+	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
+		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{})}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Logger:       log,
+		// Declared whatever the first catalog holds: servers connect in
+		// the background and may bring prompts and resources later.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error {
+			return b.Subscribe(ctx, r.Params.URI)
+		},
+		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+			return b.Unsubscribe(ctx, r.Params.URI)
+		},
+		CompletionHandler: func(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return complete(ctx, b, r)
+		},
+	})
+	cat := b.Catalog()
+	s.sync(cat)
+	close(s.synced)
+	go s.follow(cat.Changed)
+	return s
+}
+
+// follow re-registers b's catalog on every change until Close.
+func (s *Server) follow(changed <-chan struct{}) {
+	defer close(s.done)
+	for changed != nil {
+		select {
+		case <-changed:
+		case <-s.stop:
+			return
+		}
+		cat := s.b.Catalog()
+		s.sync(cat)
+		changed = cat.Changed
+	}
+}
+
+// Close stops following the Backend; it does not close sessions (end
+// their Serve calls for that). It is idempotent.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+// Skipped returns how many definitions (tools, prompts, resources) were
+// left out so far because they could not be served.
+func (s *Server) Skipped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skipped
+}
+
+// ToolNames returns the names of the tools registered now, sorted.
+func (s *Server) ToolNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.tools))
+}
+
+// sync registers cat: what is new or changed is added, what is gone
+// removed.
+func (s *Server) sync(cat Catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncTools(cat.Tools)
+	s.syncPrompts(cat.Prompts)
+	s.syncResources(cat.Resources)
+	s.syncTemplates(cat.Templates)
+}
+
+func (s *Server) syncTemplates(templates []Template) {
+	want := map[string]bool{}
+	for _, t := range templates {
+		key, err := json.Marshal(t)
+		if err != nil || want[t.URITemplate] || t.URITemplate == "" {
+			continue
+		}
+		want[t.URITemplate] = true
+		if s.templates[t.URITemplate] == string(key) {
+			continue
+		}
+		mt := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
+		if mt.Name == "" {
+			mt.Name = t.URITemplate
+		}
+		tpl := t.URITemplate
+		h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			r, err := s.b.ReadTemplate(ctx, tpl, req.Params.URI)
+			if err != nil {
+				return nil, err
+			}
+			return readResult(r), nil
+		}
+		if err := guard(func() { s.srv.AddResourceTemplate(mt, h) }); err != nil {
+			s.skipped++
+			want[t.URITemplate] = false
+			continue
+		}
+		s.templates[t.URITemplate] = string(key)
+	}
+	var gone []string
+	for n := range s.templates {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.templates, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResourceTemplates(gone...)
+	}
+}
+
+// ResourceUpdated tells the clients subscribed to uri that it changed.
+func (s *Server) ResourceUpdated(ctx context.Context, uri string) {
+	_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// complete forwards a completion/complete.
+func complete(ctx context.Context, b Backend, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := r.Params
+	if p == nil || p.Ref == nil || p.Argument.Name == "" {
+		return nil, fmt.Errorf("mcpward: an incomplete completion request")
+	}
+	ref := ports.CompletionRef{Type: p.Ref.Type, Name: p.Ref.Name}
+	if p.Ref.Type == ports.CompletionRefResource {
+		ref.Name = p.Ref.URI
+	}
+	var resolved map[string]string
+	if p.Context != nil {
+		resolved = p.Context.Arguments
+	}
+	c, err := b.Complete(ctx, ref, p.Argument.Name, p.Argument.Value, resolved)
+	if err != nil {
+		return nil, err
+	}
+	vals := c.Values
+	if vals == nil {
+		vals = []string{}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals, Total: c.Total, HasMore: c.HasMore}}, nil
+}
+
+func (s *Server) syncTools(tools []Tool) {
+	want := map[string]bool{}
+	for _, t := range tools {
+		if want[t.Name] {
+			continue
+		}
+		key := fmt.Sprintf("%q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Name)
+		want[t.Name] = true
+		if s.tools[t.Name] == key {
+			continue
+		}
+		mt, err := sdkTool(t)
+		if err == nil {
+			err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
+		}
+		if err != nil {
+			s.skipped++
+			want[t.Name] = false
+			s.log.Warn("mcpserve: tool left out", "reason", "invalid_tool_definition")
+			if _, ok := s.tools[t.Name]; ok {
+				s.srv.RemoveTools(t.Name)
+				delete(s.tools, t.Name)
+			}
+			continue
+		}
+		s.tools[t.Name] = key
+	}
+	var gone []string
+	for n := range s.tools {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.tools, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+}
+
+func (s *Server) syncPrompts(prompts []Prompt) {
+	want := map[string]bool{}
+	for _, p := range prompts {
+		key, err := json.Marshal(p)
+		if err != nil || want[p.Name] || p.Name == "" {
+			continue
+		}
+		want[p.Name] = true
+		if s.prompts[p.Name] == string(key) {
+			continue
+		}
+		mp := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		for _, a := range p.Arguments {
+			mp.Arguments = append(mp.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+		}
+		if err := guard(func() { s.srv.AddPrompt(mp, s.promptHandler(p.Name)) }); err != nil {
+			s.skipped++
+			want[p.Name] = false
+			continue
+		}
+		s.prompts[p.Name] = string(key)
+	}
+	var gone []string
+	for n := range s.prompts {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.prompts, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemovePrompts(gone...)
+	}
+}
+
+func (s *Server) syncResources(resources []Resource) {
+	want := map[string]bool{}
+	for _, r := range resources {
+		key, err := json.Marshal(r)
+		if err != nil || want[r.URI] || r.URI == "" {
+			continue
+		}
+		want[r.URI] = true
+		if s.resources[r.URI] == string(key) {
+			continue
+		}
+		mr := &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size}
+		if mr.Name == "" {
+			mr.Name = r.URI
+		}
+		if err := guard(func() { s.srv.AddResource(mr, s.resourceHandler(r.URI)) }); err != nil {
+			s.skipped++
+			want[r.URI] = false
+			continue
+		}
+		s.resources[r.URI] = string(key)
+	}
+	var gone []string
+	for n := range s.resources {
+		if !want[n] {
+			gone = append(gone, n)
+			delete(s.resources, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResources(gone...)
+	}
+}
+
+// guard runs f, turning a panic of the SDK's registration into an error.
+func guard(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("mcpserve: registration refused")
+		}
+	}()
+	f()
+	return nil
+}
+
+// sdkTool is t as the SDK's Tool, or an error when t cannot be served:
+// an input schema that is not a JSON object of type "object", an output
+// schema or annotations that are not JSON objects.
+func sdkTool(t Tool) (*mcp.Tool, error) {
+	if t.Name == "" {
+		return nil, fmt.Errorf("mcpserve: a tool without a name")
+	}
+	var in map[string]any
+	if err := json.Unmarshal(t.InputSchema, &in); err != nil || in == nil || in["type"] != "object" {
+		return nil, fmt.Errorf("mcpserve: the input schema is not an object schema")
+	}
+	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
+	if len(t.OutputSchema) > 0 {
+		var out map[string]any
+		if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out == nil {
+			return nil, fmt.Errorf("mcpserve: the output schema is not an object")
+		}
+		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
+	if len(t.Annotations) > 0 {
+		var a mcp.ToolAnnotations
+		if err := json.Unmarshal(t.Annotations, &a); err != nil {
+			return nil, fmt.Errorf("mcpserve: the annotations are not an object")
+		}
+		mt.Annotations = &a
+	}
+	return mt, nil
+}
+
+// toolHandler forwards a tools/call of name to the Backend: the
+// client's progress token rides in the ctx (ports.WithProgress), the
+// client's cancel ends ctx.
+func (s *Server) toolHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+			if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+				sess := req.Session
+				ctx = ports.WithProgress(ctx, func(p ports.Progress) {
+					_ = sess.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message})
+				})
+			}
+		}
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		r, err := s.b.CallTool(ctx, name, args)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return toResult(r), nil
+	}
+}
+
+// errorResult is a tool result with isError set and text.
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// wireResult is the JSON of a CallToolResult.
+type wireResult struct {
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"isError,omitempty"`
+}
+
+// toResult is r as the SDK's result: its content blocks decoded by the
+// SDK. A result the SDK cannot decode (a block of a type it does not
+// know) is an error result that says so.
+func toResult(r ports.ToolResult) *mcp.CallToolResult {
+	content := r.Content
+	if len(content) == 0 || string(content) == "null" {
+		content = json.RawMessage("[]")
+	}
+	raw, err := json.Marshal(wireResult{Content: content, IsError: r.IsError})
+	var out mcp.CallToolResult
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		return errorResult("mcpward: the server's result could not be forwarded (malformed_result)")
+	}
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	return &out
+}
+
+func (s *Server) promptHandler(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		var args map[string]string
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		r, err := s.b.GetPrompt(ctx, name, args)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		var out mcp.GetPromptResult
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, fmt.Errorf("mcpward: the server's prompt could not be forwarded (malformed_reply)")
+		}
+		return &out, nil
+	}
+}
+
+func (s *Server) resourceHandler(uri string) mcp.ResourceHandler {
+	return func(ctx context.Context, _ *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		r, err := s.b.ReadResource(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return readResult(r), nil
+	}
+}
+
+// readResult is r as the SDK's result.
+func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
+	out := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, 0, len(r.Contents))}
+	for _, c := range r.Contents {
+		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType}
+		if c.IsBlob {
+			rc.Blob = c.Blob
+			if rc.Blob == nil {
+				rc.Blob = []byte{}
+			}
+		} else {
+			rc.Text = c.Text
+		}
+		out.Contents = append(out.Contents, rc)
+	}
+	return out
+}
+
+// ServeStdio serves one client over in and out (newline-delimited
+// JSON-RPC) until the client closes in, or ctx ends. A client's cancel of
+// a call ends the call's ctx: the Backend ends the upstream call.
+func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Sessions returns the number of connected client sessions.
+func (s *Server) Sessions() int {
+	n := 0
+	for range s.srv.Sessions() {
+		n++
+	}
+	return n
+}

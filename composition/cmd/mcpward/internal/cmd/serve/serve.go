@@ -1,0 +1,323 @@
+// Package serve is "mcpward serve [NAME]": mcpward as one MCP server
+// fronting the usable servers (or the one named), over stdio or
+// Streamable HTTP on a loopback address.
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// TokenFile is the file, in the state directory, holding the bearer
+// token of --http (mode 0600; made on first use, kept after).
+const TokenFile = "serve-token"
+
+// Options are serve's inputs.
+type Options struct {
+	IO    *iostreams.IOStreams
+	App   func() (*app.App, error)
+	Clock clock.Clock
+	// Name, when not "", is the one server fronted (under its own names).
+	Name string
+	// HTTP is --http: the loopback address to listen on; "" serves stdio.
+	HTTP string
+	// NoToken is --unsafe-no-token: no bearer token over HTTP (tests).
+	NoToken bool
+	// ConnectTimeout and CallTimeout are --connect-timeout and
+	// --call-timeout (0: no limit).
+	ConnectTimeout, CallTimeout time.Duration
+	// Version is the gateway's implementation version.
+	Version string
+}
+
+// NewCmdServe returns the serve command; runF, when not nil, replaces Run.
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, App: f.App, Clock: f.Clock,
+		ConnectTimeout: fleet.DefaultConnectTimeout, CallTimeout: fleet.DefaultCallTimeout}
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "serve [NAME]",
+		Short: "Serve the usable servers (or the one named) as one MCP server, over stdio or HTTP",
+		Long: `Run mcpward as one MCP server: a host (Claude Desktop, Claude Code, Cursor, ...)
+starts it with {"command": "mcpward", "args": ["serve"]} and sees the tools,
+prompts and resources of every usable server under their host-facing names
+(mcp__SERVER__TOOL), or, with NAME, of that server alone under its own names.
+Calls are forwarded with mcpward's checks: arguments validated against the
+narrowed schema before anything is sent, results cut to the admission caps,
+--call-timeout. Each forwarded call is appended to the audit log (server,
+tool, duration, outcome, sizes; never its arguments). The tool
+mcpward_status reports each server's state and, for a server that is
+refused, denied or failed, the reason; stderr carries the same lines as
+"mcpward tools".
+
+The servers connect in the background once serve starts and stay connected
+(supervised, reconnected; a server that failed for a passing reason is tried
+again every 30 seconds) until it ends; a change of a server's tools is
+sent to the client as notifications/tools/list_changed. A client's
+progress token is passed on to the server; a client's cancel ends the
+call: for a stdio server that stops its process (its state is lost; the
+supervisor starts it again).
+
+A server's elicitation question (elicitation/create) is passed to the
+client only over stdio, where one client speaks, when that client declared
+elicitation on a protocol version before 2026-07-28 (from that version on a
+question travels inside the call's result, which serve does not do); else
+it is refused by name (elicitation_unavailable). Over HTTP elicitation is
+not offered to the servers.
+
+Over stdio (the default) one client speaks on stdin/stdout. With --http
+ADDR (a loopback address such as 127.0.0.1:8765) mcpward serves
+Streamable HTTP at http://ADDR/mcp: every request must carry
+"Authorization: Bearer TOKEN", TOKEN being the content of the file
+serve-token in the state directory (made on first use, mode 0600); a Host
+or Origin header that is not a loopback name with that port is refused
+(403, against DNS rebinding); no CORS header is sent. --unsafe-no-token
+turns the token off, only on a loopback address, for tests; serve says so
+on stderr.
+
+SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
+		Example: `  $ mcpward serve
+  $ mcpward serve weather
+  $ mcpward serve --http 127.0.0.1:8765 --workspace ~/src/project`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			opts.Version = cmd.Root().Version
+			if workspace != "" {
+				abs, err := filepath.Abs(workspace)
+				if err != nil {
+					return cmdutil.FlagErrorf("--workspace: the directory cannot be resolved")
+				}
+				if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+					return cmdutil.FlagErrorf("--workspace: not a directory")
+				}
+				f.Env.Cwd = abs
+			}
+			if opts.HTTP != "" {
+				if err := checkLoopback(opts.HTTP); err != nil {
+					return err
+				}
+			} else if opts.NoToken {
+				return cmdutil.FlagErrorf("--unsafe-no-token goes with --http")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP on this loopback address (host:port) instead of stdio")
+	cmd.Flags().BoolVar(&opts.NoToken, "unsafe-no-token", false, "with --http on a loopback address: accept requests without the bearer token (tests only)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace root (default: the working directory)")
+	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.ConnectTimeout}, "connect-timeout",
+		"how long one attempt to connect a server may take (0: no limit)")
+	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.CallTimeout}, "call-timeout",
+		"how long a forwarded call may run without progress (0: no limit)")
+	return cmd
+}
+
+// checkLoopback refuses an --http address that is not host:port of a
+// loopback IP or localhost.
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return cmdutil.FlagErrorf("--http: want a loopback host:port, such as 127.0.0.1:8765")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return cmdutil.FlagErrorf("--http: only a loopback address (127.0.0.1, [::1], localhost) is served")
+	}
+	return nil
+}
+
+// Run connects the servers in the background and serves until the client
+// leaves (stdio) or ctx ends.
+func Run(ctx context.Context, opts *Options) error {
+	a, err := opts.App()
+	if err != nil {
+		return err
+	}
+	life, stop := context.WithCancel(ctx) // ends the background work when Run returns
+	defer stop()
+	rep := progress.New(progress.Options{Out: opts.IO.ErrOut, Clock: opts.Clock, ConnectTimeout: opts.ConnectTimeout})
+	rep.Start()
+	var names []string
+	if opts.Name != "" {
+		names = []string{opts.Name}
+	}
+	sup := fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout, Call: opts.CallTimeout})
+	// Resource updates go to the Gateway made below (subscribed clients).
+	var gwp atomic.Pointer[composition.Gateway]
+	sup.OnResourceUpdated = func(u ports.ResourceUpdate) {
+		if g := gwp.Load(); g != nil {
+			g.ResourceUpdated(u)
+		}
+	}
+	copts := &composition.ConnectOptions{Names: names, Supervisor: sup, OnStatus: rep.OnStatus, Background: true}
+	// Elicitation only over stdio, where one client speaks: the servers'
+	// questions go to it when it declared elicitation. Over HTTP it is
+	// not offered, and a server's question is refused.
+	var asker *composition.GatewayElicitor
+	if opts.HTTP == "" {
+		asker = &composition.GatewayElicitor{}
+		copts.Elicitation = &composition.ElicitationOptions{Elicitor: asker}
+	}
+	fl := a.Host.Connect(ctx, a.LibrarySources(), copts)
+	defer fl.Close()
+	go func() {
+		if fl.Wait(life) == nil {
+			rep.Finish(fl.Servers())
+		}
+		retryFailed(life, fl, RetryInterval)
+	}()
+	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version,
+		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	defer gw.Close()
+	gwp.Store(gw)
+	if asker != nil {
+		asker.Bind(gw)
+	}
+	if opts.HTTP == "" {
+		in, ok := opts.IO.In.(io.ReadCloser)
+		if !ok {
+			in = io.NopCloser(opts.IO.In)
+		}
+		err := gw.ServeStdio(ctx, in, nopWriteCloser{opts.IO.Out})
+		if ctx.Err() != nil {
+			return cmdutil.ErrCancelled
+		}
+		return err
+	}
+	return serveHTTP(ctx, opts, a.StateDir, gw)
+}
+
+// RetryInterval is how often serve connects again the servers that
+// failed with a Transient failure (the supervisor gives up after a few
+// attempts; serve lives longer than a command).
+const RetryInterval = 30 * time.Second
+
+// retryFailed reconnects, every interval until ctx ends, each server of
+// fl that is failed with a Transient failure (only those are retried).
+func retryFailed(ctx context.Context, fl *composition.Fleet, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, r := range fl.Servers() {
+			if r.State == composition.StateFailed && r.Class == refusal.Transient {
+				_ = fl.Reconnect(ctx, r.Name)
+			}
+		}
+	}
+}
+
+// serveHTTP serves gw on opts.HTTP until ctx ends.
+func serveHTTP(ctx context.Context, opts *Options, stateDir string, gw *composition.Gateway) error {
+	token := ""
+	if opts.NoToken {
+		fmt.Fprintln(opts.IO.ErrOut, "mcpward serve: WARNING: --unsafe-no-token: any local program may call these servers (tests only)")
+	} else {
+		t, err := loadToken(stateDir)
+		if err != nil {
+			return err
+		}
+		token = t
+	}
+	ln, err := net.Listen("tcp", opts.HTTP)
+	if err != nil {
+		return fmt.Errorf("mcpward serve: cannot listen on %s", opts.HTTP)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	srv := &http.Server{Handler: mux(gw.HTTPHandler(token, port)), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(opts.IO.ErrOut, "mcpward serve: listening on http://%s/mcp\n", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return cmdutil.ErrCancelled
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("mcpward serve: the HTTP server stopped")
+	}
+}
+
+// mux serves h at /mcp only.
+func mux(h http.Handler) http.Handler {
+	m := http.NewServeMux()
+	m.Handle("/mcp", h)
+	return m
+}
+
+// loadToken returns the bearer token kept in stateDir, making it (32
+// random bytes, hex; mode 0600) when absent, too short, not a regular
+// file, or readable by others.
+func loadToken(stateDir string) (string, error) {
+	path := filepath.Join(stateDir, TokenFile)
+	// A token file others may read is not trusted: a new one replaces it.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 == 0 {
+		if b, err := os.ReadFile(path); err == nil {
+			if t := strings.TrimSpace(string(b)); len(t) >= 32 {
+				return t, nil
+			}
+		}
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return "", fmt.Errorf("mcpward serve: the state directory cannot be made")
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("mcpward serve: no randomness for the token")
+	}
+	t := hex.EncodeToString(b[:])
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("mcpward serve: the token file cannot be written")
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("mcpward serve: the token file cannot be written")
+	}
+	return t, nil
+}
+
+// nopWriteCloser is a Writer whose Close does nothing (stdout is closed
+// when the process ends).
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

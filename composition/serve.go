@@ -1,0 +1,414 @@
+package composition
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// StatusToolName is the gateway's own tool: it reports each server's
+// state and, for one that is refused, denied or failed, the reason.
+const StatusToolName = "mcpward_status"
+
+// auditTimeout bounds the append of one call's audit record.
+const auditTimeout = 5 * time.Second
+
+// GatewayOptions configure Fleet.Gateway; nil means the defaults.
+type GatewayOptions struct {
+	// Server, when not "", fronts that server alone, under its own tool
+	// and prompt names; "" fronts every server of the Fleet under the
+	// host-facing names (catalog.ToolName).
+	Server string
+	// Name and Version are the gateway's implementation info; "" means
+	// "mcpward" and "dev".
+	Name, Version string
+	// Logger receives the gateway's warnings (a tool left out, an audit
+	// record that could not be appended); nil discards them.
+	Logger *slog.Logger
+	// Now returns the time of audit records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Gateway is a Fleet served as one MCP server (mcpward serve): the tools,
+// prompts and resources of its servers, kept current with the Fleet's
+// generations (a change sends notifications/tools/list_changed to every
+// client), plus StatusToolName. Every call is forwarded through the
+// Fleet (arguments validated against the narrowed schema, results cut to
+// the admission caps, the supervisor's call timeouts) and audited
+// (ports.AuditCall) before its result is returned. It is safe for
+// concurrent use; Close stops it (the Fleet stays open: close it after).
+type Gateway struct {
+	f    *Fleet
+	only string
+	log  *slog.Logger
+	now  func() time.Time
+	srv  *mcpserve.Server
+
+	mu     sync.Mutex
+	routes map[string]route // offered name → where calls go
+}
+
+// route is where a tool offered under some name is called.
+type route struct{ server, tool string }
+
+// Gateway returns a Gateway of f with opts. The upstream servers stay
+// connected under f's supervisors for the Gateway's life.
+func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
+	o := GatewayOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, routes: map[string]route{}}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log})
+	return g
+}
+
+// ServeStdio serves one client over in and out until the client closes
+// in or ctx ends (then it returns nil). A client's cancel of a call ends
+// the upstream call: for a stdio upstream server that stops its process
+// (a stdio request cannot be cancelled cleanly), so whatever state it
+// held is lost and the supervisor starts it again.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return g.srv.ServeStdio(ctx, in, out)
+}
+
+// HTTPHandler returns the Streamable HTTP handler of g: requests whose
+// Host (or Origin, when present) is not a loopback name with port are
+// answered 403, those without "Authorization: Bearer token" 401; no CORS
+// header is ever sent. token "" turns the token check off (tests only:
+// the caller must bind a loopback address).
+func (g *Gateway) HTTPHandler(token, port string) http.Handler {
+	return g.srv.HTTPHandler(mcpserve.HTTPOptions{Token: token, Port: port})
+}
+
+// ToolNames returns the names of the tools offered now, sorted.
+func (g *Gateway) ToolNames() []string { return g.srv.ToolNames() }
+
+// Close stops following the Fleet. It is idempotent.
+func (g *Gateway) Close() { g.srv.Close() }
+
+// gatewayBackend is the mcpserve.Backend of a Gateway.
+type gatewayBackend struct{ g *Gateway }
+
+// Catalog is the current generation's tools, prompts and resources (of
+// g.only alone when set), plus the status tool.
+func (b gatewayBackend) Catalog() mcpserve.Catalog {
+	g := b.g
+	gen := g.f.Current()
+	cat := mcpserve.Catalog{Changed: gen.Changed}
+	routes := map[string]route{}
+	if gen.Set != nil {
+		for _, c := range gen.Set.Catalogs() {
+			if g.only != "" && c.Server != g.only {
+				continue
+			}
+			for _, t := range c.Tools {
+				name := t.HostName()
+				if g.only != "" {
+					name = t.ServerName()
+				} else if _, ok := gen.Set.Tool(name); !ok {
+					continue // a name collision across servers: in the rejected bucket
+				}
+				spec := t.Spec()
+				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Description: spec.Description, InputSchema: spec.InputSchema})
+				routes[name] = route{server: c.Server, tool: t.ServerName()}
+			}
+			for _, p := range c.Prompts {
+				name := p.HostName()
+				if g.only != "" {
+					name = p.ServerName()
+				}
+				if _, dup := routes["prompt:"+name]; dup {
+					continue // the first of equal names is the one offered
+				}
+				cat.Prompts = append(cat.Prompts, mcpserve.Prompt{Name: name, Title: p.Title(), Description: p.Description(), Arguments: p.Arguments()})
+				routes["prompt:"+name] = route{server: c.Server, tool: p.ServerName()}
+			}
+			for _, r := range c.Resources {
+				if _, dup := routes["resource:"+r.URI()]; dup {
+					continue
+				}
+				cat.Resources = append(cat.Resources, mcpserve.Resource{URI: r.URI(), Name: r.Name(), Title: r.Title(),
+					Description: r.Description(), MIMEType: r.MIMEType(), Size: r.Size()})
+				routes["resource:"+r.URI()] = route{server: c.Server, tool: r.URI()}
+			}
+			for _, t := range c.ResourceTemplates {
+				key := "template:" + t.URITemplate()
+				if _, dup := routes[key]; dup || templatePrefix(t.URITemplate()) == "" {
+					continue
+				}
+				cat.Templates = append(cat.Templates, mcpserve.Template{URITemplate: t.URITemplate(), Name: t.Name(), Title: t.Title(),
+					Description: t.Description(), MIMEType: t.MIMEType()})
+				routes[key] = route{server: c.Server, tool: t.URITemplate()}
+			}
+		}
+	}
+	if _, taken := routes[StatusToolName]; !taken {
+		cat.Tools = append(cat.Tools, mcpserve.Tool{Name: StatusToolName, Title: "mcpward: servers' state",
+			Description: "Reports the state of each MCP server mcpward fronts (connected, connecting, failed, refused, denied, ...) and, for one that is not usable, the reason word.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+			Annotations: json.RawMessage(`{"readOnlyHint":true,"openWorldHint":false}`)})
+	}
+	g.mu.Lock()
+	g.routes = routes
+	g.mu.Unlock()
+	return cat
+}
+
+// routeOf returns where the offered name key goes.
+func (g *Gateway) routeOf(key string) (route, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.routes[key]
+	return r, ok
+}
+
+// CallTool forwards a call and audits it.
+func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.RawMessage) (ports.ToolResult, error) {
+	g := b.g
+	rt, ok := g.routeOf(name)
+	if !ok {
+		if name == StatusToolName {
+			return g.status(), nil
+		}
+		return ports.ToolResult{}, &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool,
+			Detail: "no tool of that name is offered"}
+	}
+	start := g.now()
+	r, err := g.f.Call(ctx, rt.server, rt.tool, args)
+	g.audit(rt, g.now().Sub(start), len(args), r, err)
+	return r, err
+}
+
+// audit appends the record of one forwarded call: never its arguments or
+// result, only their sizes.
+func (g *Gateway) audit(rt route, d time.Duration, argBytes int, r ports.ToolResult, err error) {
+	al := g.f.host.audit
+	if al == nil {
+		return
+	}
+	outcome, reason := "ok", ""
+	switch {
+	case err != nil:
+		outcome, reason = "refused", "error"
+		var re *refusal.Error
+		if errors.As(err, &re) {
+			reason = re.Reason
+		}
+	case r.IsError:
+		outcome = "tool_error"
+	}
+	facts := fmt.Sprintf("tool=%s ms=%d args_bytes=%d result_bytes=%d", rt.tool, d.Milliseconds(), argBytes, len(r.Content))
+	if reason != "" {
+		facts += " reason=" + reason
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	rec := ports.AuditRecord{Time: g.now(), Action: ports.AuditCall, Identity: ports.Identity{ServerID: rt.server},
+		Outcome: outcome, Reason: facts, Actor: "serve"}
+	if aerr := al.Append(ctx, rec); aerr != nil {
+		g.log.Warn("mcpward serve: the audit record of a call could not be appended", "server", rt.server)
+	}
+}
+
+// GetPrompt forwards a prompts/get.
+func (b gatewayBackend) GetPrompt(ctx context.Context, name string, args map[string]string) (ports.PromptResult, error) {
+	rt, ok := b.g.routeOf("prompt:" + name)
+	if !ok {
+		return ports.PromptResult{}, refusal.New(refusal.Config, ReasonUnknownPrompt, "")
+	}
+	return b.g.f.GetPrompt(ctx, rt.server, rt.tool, args)
+}
+
+// ReadResource forwards a resources/read.
+func (b gatewayBackend) ReadResource(ctx context.Context, uri string) (ports.ReadResult, error) {
+	rt, ok := b.g.routeOf("resource:" + uri)
+	if !ok {
+		return ports.ReadResult{}, refusal.New(refusal.Config, "unknown_resource", "")
+	}
+	return b.g.f.ReadResource(ctx, rt.server, rt.tool)
+}
+
+// templatePrefix is the literal start of a URI template up to its first
+// expression when that start holds the scheme and the whole authority
+// ("scheme://host/"), or "" (the template is not offered: a read could
+// not be held to the template's origin).
+func templatePrefix(tpl string) string {
+	i := strings.IndexByte(tpl, '{')
+	if i < 0 {
+		i = len(tpl)
+	}
+	lit := tpl[:i]
+	scheme, rest, ok := strings.Cut(lit, "://")
+	if !ok || scheme == "" {
+		return ""
+	}
+	if _, _, ok := strings.Cut(rest, "/"); !ok {
+		return ""
+	}
+	return lit
+}
+
+// ReadTemplate forwards a read of uri, which the SDK matched to the
+// template uriTemplate: refused (Class Refused, "template_origin_mismatch")
+// unless uri starts with the template's literal origin and path.
+func (b gatewayBackend) ReadTemplate(ctx context.Context, uriTemplate, uri string) (ports.ReadResult, error) {
+	rt, ok := b.g.routeOf("template:" + uriTemplate)
+	if !ok {
+		return ports.ReadResult{}, refusal.New(refusal.Config, ReasonUnknownTemplate, "")
+	}
+	if p := templatePrefix(uriTemplate); p == "" || !strings.HasPrefix(uri, p) {
+		return ports.ReadResult{}, refusal.New(refusal.Refused, "template_origin_mismatch", rt.server)
+	}
+	return b.g.f.ReadResource(ctx, rt.server, uri)
+}
+
+// serverOfURI returns the server of a resource or of the template whose
+// literal prefix uri starts with, or "".
+func (g *Gateway) serverOfURI(uri string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.routes["resource:"+uri]; ok {
+		return r.server
+	}
+	for k, r := range g.routes {
+		if tpl, ok := strings.CutPrefix(k, "template:"); ok {
+			if p := templatePrefix(tpl); p != "" && strings.HasPrefix(uri, p) {
+				return r.server
+			}
+		}
+	}
+	return ""
+}
+
+// Subscribe forwards a resources/subscribe to the server of uri.
+func (b gatewayBackend) Subscribe(ctx context.Context, uri string) error {
+	server := b.g.serverOfURI(uri)
+	if server == "" {
+		return refusal.New(refusal.Config, "unknown_resource", "")
+	}
+	return b.g.f.Subscribe(ctx, server, uri)
+}
+
+// Unsubscribe forwards a resources/unsubscribe to the server of uri.
+func (b gatewayBackend) Unsubscribe(ctx context.Context, uri string) error {
+	server := b.g.serverOfURI(uri)
+	if server == "" {
+		return refusal.New(refusal.Config, "unknown_resource", "")
+	}
+	return b.g.f.Unsubscribe(ctx, server, uri)
+}
+
+// Complete forwards a completion/complete of an offered prompt or
+// template.
+func (b gatewayBackend) Complete(ctx context.Context, ref ports.CompletionRef, arg, value string, resolved map[string]string) (ports.Completion, error) {
+	key := "prompt:" + ref.Name
+	if ref.Type == ports.CompletionRefResource {
+		key = "template:" + ref.Name
+	}
+	rt, ok := b.g.routeOf(key)
+	if !ok {
+		return ports.Completion{}, refusal.New(refusal.Config, "completion_ref_invalid", "")
+	}
+	return b.g.f.Complete(ctx, rt.server, ports.CompletionRef{Type: ref.Type, Name: rt.tool}, arg, value, resolved)
+}
+
+// ResourceUpdated passes u (from the supervisors' OnResourceUpdated) to
+// the clients subscribed to its URI.
+func (g *Gateway) ResourceUpdated(u ports.ResourceUpdate) {
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	g.srv.ResourceUpdated(ctx, u.URI)
+}
+
+// StatusLine is one server's line of the status tool: "NAME: STATE",
+// then " (CLASS REASON)" when it has a failure or an evaluation reason.
+func StatusLine(r ServerResult) string {
+	line := r.Name + ": " + string(r.State)
+	switch {
+	case r.Class != refusal.None && r.Reason != "":
+		line += " (" + r.Class.String() + " " + r.Reason + ")"
+	case r.Reason != "":
+		line += " (" + r.Reason + ")"
+	}
+	return line
+}
+
+// status is the status tool's result: one line per server (of g.only
+// alone when set).
+func (g *Gateway) status() ports.ToolResult {
+	var lines []string
+	for _, r := range g.f.Servers() {
+		if g.only != "" && r.Name != g.only {
+			continue
+		}
+		lines = append(lines, StatusLine(r))
+	}
+	text := "no servers"
+	if len(lines) > 0 {
+		text = strings.Join(lines, "\n")
+	}
+	content, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
+	return ports.ToolResult{Content: content}
+}
+
+// ReasonElicitationUnavailable is the reason (Class Unsupported) of a
+// server's question a GatewayElicitor cannot put to a client: no Gateway
+// bound yet, not exactly one client connected, or the client did not
+// declare elicitation.
+const ReasonElicitationUnavailable = "elicitation_unavailable"
+
+// GatewayElicitor passes the servers' elicitation questions to the one
+// client of a Gateway serving stdio. Give it as the Elicitor of
+// ConnectOptions.Elicitation when connecting the Fleet, then Bind the
+// Gateway made of it. Safe for concurrent use.
+type GatewayElicitor struct {
+	mu sync.Mutex
+	g  *Gateway
+}
+
+// Bind makes e ask g's client.
+func (e *GatewayElicitor) Bind(g *Gateway) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.g = g
+}
+
+// Elicit implements ports.Elicitor: the bound Gateway's one client's
+// answer, or a *refusal.Error of Class Unsupported,
+// ReasonElicitationUnavailable (or Transient "elicitation_failed" when
+// the client's reply did not come back as an answer).
+func (e *GatewayElicitor) Elicit(ctx context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
+	e.mu.Lock()
+	g := e.g
+	e.mu.Unlock()
+	if g == nil {
+		return ports.ElicitResult{}, refusal.New(refusal.Unsupported, ReasonElicitationUnavailable, r.ServerID)
+	}
+	res, err := g.srv.Elicit(ctx, r)
+	switch {
+	case errors.Is(err, mcpserve.ErrNoElicitingClient):
+		return ports.ElicitResult{}, refusal.New(refusal.Unsupported, ReasonElicitationUnavailable, r.ServerID)
+	case err != nil:
+		g.log.Warn("mcpward serve: a server's question could not be put to the client", "server", r.ServerID, "err", err)
+		return ports.ElicitResult{}, refusal.New(refusal.Transient, "elicitation_failed", r.ServerID)
+	}
+	return res, nil
+}

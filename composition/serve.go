@@ -127,7 +127,8 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 					continue // a name collision across servers: in the rejected bucket
 				}
 				spec := t.Spec()
-				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Description: spec.Description, InputSchema: spec.InputSchema})
+				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Title: spec.Title, Description: spec.Description,
+					InputSchema: spec.InputSchema, OutputSchema: spec.OutputSchema, Annotations: annotationsJSON(spec.Annotations)})
 				routes[name] = route{server: c.Server, tool: t.ServerName()}
 			}
 			for _, p := range c.Prompts {
@@ -411,4 +412,24 @@ func (e *GatewayElicitor) Elicit(ctx context.Context, r ports.ElicitRequest) (po
 		return ports.ElicitResult{}, refusal.New(refusal.Transient, "elicitation_failed", r.ServerID)
 	}
 	return res, nil
+}
+
+// annotationsJSON is a as the protocol's tool annotations object, nil when
+// a is nil. The hints pass downstream as the server gave them: they stay
+// the server's claims, not mcpward's.
+func annotationsJSON(a *ports.ToolAnnotations) json.RawMessage {
+	if a == nil {
+		return nil
+	}
+	b, err := json.Marshal(struct {
+		Title           string `json:"title,omitempty"`
+		ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+		DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+		IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+		OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	}{a.Title, a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint})
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -105,3 +105,14 @@ func TestStatusLine(t *testing.T) {
 	assert.Equal(t, "a: failed (transient spawn_failed)", StatusLine(ServerResult{Name: "a", State: StateFailed, Class: refusal.Transient, Reason: "spawn_failed"}))
 	assert.Equal(t, "a: denied (policy_denied)", StatusLine(ServerResult{Name: "a", State: "denied", Class: refusal.None, Reason: "policy_denied"}))
 }
+
+// TestAnnotationsJSON: a tool's hints reach the downstream client in the
+// protocol's shape, an absent hint stays absent, and no annotations stay
+// none.
+func TestAnnotationsJSON(t *testing.T) {
+	yes, no := true, false
+	assert.Nil(t, annotationsJSON(nil))
+	got := annotationsJSON(&ports.ToolAnnotations{Title: "Delete", DestructiveHint: &yes, ReadOnlyHint: &no})
+	assert.JSONEq(t, `{"title":"Delete","destructiveHint":true,"readOnlyHint":false}`, string(got))
+	assert.JSONEq(t, `{}`, string(annotationsJSON(&ports.ToolAnnotations{})))
+}

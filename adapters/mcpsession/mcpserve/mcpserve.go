@@ -490,19 +490,21 @@ func errorResult(text string) *mcp.CallToolResult {
 
 // wireResult is the JSON of a CallToolResult.
 type wireResult struct {
-	Content json.RawMessage `json:"content"`
-	IsError bool            `json:"isError,omitempty"`
+	Content           json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
 }
 
 // toResult is r as the SDK's result: its content blocks decoded by the
-// SDK. A result the SDK cannot decode (a block of a type it does not
+// SDK, its structured content (already checked against the tool's output
+// schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
 // know) is an error result that says so.
 func toResult(r ports.ToolResult) *mcp.CallToolResult {
 	content := r.Content
 	if len(content) == 0 || string(content) == "null" {
 		content = json.RawMessage("[]")
 	}
-	raw, err := json.Marshal(wireResult{Content: content, IsError: r.IsError})
+	raw, err := json.Marshal(wireResult{Content: content, StructuredContent: r.StructuredContent, IsError: r.IsError})
 	var out mcp.CallToolResult
 	if err == nil {
 		err = json.Unmarshal(raw, &out)

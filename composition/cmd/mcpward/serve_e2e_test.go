@@ -123,6 +123,22 @@ func TestServeStdio(t *testing.T) {
 	assert.False(t, r.IsError)
 	assert.Equal(t, "hello through mcpward", text(r))
 
+	// Typed results pass through: the output schema the server declared
+	// (narrowed), and the structured content the catalog checked against it.
+	listed, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var add *mcp.Tool
+	for _, tl := range listed.Tools {
+		if tl.Name == "mcp__ex__add" {
+			add = tl
+		}
+	}
+	require.NotNil(t, add)
+	require.NotNil(t, add.OutputSchema, "the output schema is forwarded")
+	sum := call(t, cs, "mcp__ex__add", map[string]any{"a": 2, "b": 3})
+	require.False(t, sum.IsError, text(sum))
+	assert.Equal(t, map[string]any{"sum": 5.0}, sum.StructuredContent, "the structured content is forwarded")
+
 	bad := call(t, cs, "mcp__ex__echo", map[string]any{"text": 42})
 	assert.True(t, bad.IsError, "arguments are validated before anything is sent")
 	assert.Contains(t, text(bad), "invalid_arguments")

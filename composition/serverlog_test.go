@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,4 +93,37 @@ func TestGatewayForwardsServerLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOnServerLogGetsTheMaskedRecord: the hook gets the very text and
+// logger the Logger record holds (masked once: the definition's secret and
+// a credential shape never reach it; control characters replaced), and
+// with the hook set a Host without a Logger still forwards.
+func TestOnServerLogGetsTheMaskedRecord(t *testing.T) {
+	const secretValue = "tok-Canary-hook-7730"
+	ghp := "ghp_" + strings.Repeat("Z9y8", 9)
+	def := definition.Decode(definition.Source{Tier: ports.TierUser, Origin: "u", Data: []byte(
+		`{"mcpServers": {"s": {"command": "s", "env": {"API_TOKEN": "${API_TOKEN}"}}}}`)})
+	s, _ := definition.Resolve([]definition.Document{def}).Server("s")
+	m, err := definition.Materialize(s.Def, func(string) (string, bool) { return secretValue, true })
+	require.NoError(t, err)
+
+	var got []ServerLog
+	h := &Host{} // no Logger
+	l := h.fleetLogs(func(r ServerLog) { got = append(got, r) })
+	require.NotNil(t, l, "the hook alone makes a forwarder")
+	l.connector(nil, "s", m)
+	l.forward("s", ports.LogMessage{Level: ports.LogDebug, Logger: "db " + secretValue,
+		Text: "auth with " + secretValue + " and " + ghp + "\x1b[2J done"})
+	require.Len(t, got, 1)
+	r := got[0]
+	assert.Equal(t, "s", r.Server)
+	assert.Equal(t, ports.LogDebug, r.Level, "every level is forwarded to the hook")
+	for _, v := range []string{r.Logger, r.Text} {
+		assert.NotContains(t, v, secretValue)
+		assert.NotContains(t, v, ghp)
+		assert.NotContains(t, v, "\x1b")
+	}
+	assert.Equal(t, "db "+secret.Redacted, r.Logger)
+	assert.True(t, strings.HasPrefix(r.Text, "auth with "+secret.Redacted), r.Text)
 }

@@ -147,6 +147,14 @@ type ConnectOptions struct {
 	// Background makes Connect (and Fleet.Add) return without waiting for
 	// the connects: see Connect.
 	Background bool
+	// OnServerLog, when non-nil, gets every server log message that
+	// passes the per-server rate limit (ServerLogBurst, ServerLogRate),
+	// masked and sanitized as for Config.Logger: the servers declaring
+	// logging are then asked for every level (debug and above), whatever
+	// Config.Logger and Config.ServerLogLevel (the logger still gets only
+	// its levels). Called from the server's session, possibly
+	// concurrently for different servers: it must not block.
+	OnServerLog func(ServerLog)
 
 	// connector replaces the mcpsession Connector (tests only).
 	connector ports.Connector

@@ -98,7 +98,7 @@ type Generation struct {
 
 // newFleet returns an empty Fleet of h with opts.
 func newFleet(h *Host, opts *ConnectOptions) *Fleet {
-	f := &Fleet{host: h, opts: *opts, diag: newDiagnostics(), logs: h.fleetLogs(), members: map[string]*member{},
+	f := &Fleet{host: h, opts: *opts, diag: newDiagnostics(), logs: h.fleetLogs(opts.OnServerLog), members: map[string]*member{},
 		sups: map[string]*supervisor.Server{}, changed: make(chan struct{}), idle: make(chan struct{})}
 	f.opts.Names = nil
 	close(f.idle)

@@ -96,6 +96,7 @@ type serverLogs struct {
 	logger *slog.Logger
 	min    slog.Level
 	now    func() time.Time
+	hook   func(ServerLog) // ConnectOptions.OnServerLog; nil: none
 
 	mu      sync.Mutex
 	servers map[string]*serverLog
@@ -176,12 +177,20 @@ func (l *serverLogs) forward(name string, msg ports.LogMessage) {
 	if dropped > 0 {
 		l.logger.Log(ctx, slog.LevelWarn, MsgServerLogDropped, AttrServer, name, AttrDropped, dropped)
 	}
-	attrs := []any{AttrServer, name, AttrLevel, sanitizeLog(string(msg.Level), 32)}
+	rec := ServerLog{Server: name, Level: ports.LogLevel(sanitizeLog(string(msg.Level), 32)),
+		Text: sanitizeLog(mask.apply(msg.Text), MaxServerLogText)}
 	if msg.Logger != "" {
-		attrs = append(attrs, AttrLogger, sanitizeLog(mask.apply(msg.Logger), ports.MaxLogLogger))
+		rec.Logger = sanitizeLog(mask.apply(msg.Logger), ports.MaxLogLogger)
 	}
-	attrs = append(attrs, AttrText, sanitizeLog(mask.apply(msg.Text), MaxServerLogText))
+	attrs := []any{AttrServer, name, AttrLevel, string(rec.Level)}
+	if rec.Logger != "" {
+		attrs = append(attrs, AttrLogger, rec.Logger)
+	}
+	attrs = append(attrs, AttrText, rec.Text)
 	l.logger.Log(ctx, level, MsgServerLog, attrs...)
+	if l.hook != nil {
+		l.hook(rec)
+	}
 }
 
 // flush logs the count of every server's dropped messages not logged yet.
@@ -248,17 +257,28 @@ func invisible(r rune) bool {
 	return false
 }
 
-// fleetLogs returns the forwarder of a new Fleet's server log messages,
-// nil when the Host forwards none (no Logger, ServerLogsOff, or a logger
-// that enables none of the levels).
-func (h *Host) fleetLogs() *serverLogs {
+// fleetLogs returns the forwarder of a new Fleet's server log messages
+// (to the Host's logger, and to hook when not nil), nil when there is
+// none: no hook, and no Logger, ServerLogsOff, or a logger that enables
+// none of the levels. With a hook every level is asked for (the hook's
+// receiver filters); the logger still gets only the levels it enables.
+func (h *Host) fleetLogs(hook func(ServerLog)) *serverLogs {
 	lvl, ok := serverLogLevel(h.logger, h.serverLogLevel)
+	logger := h.logger
+	if !ok {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if hook != nil {
+		lvl, ok = slog.LevelDebug, true
+	}
 	if !ok {
 		return nil
 	}
 	// The rate is measured on the system clock, not Config.Now: a host
 	// that fixes the time of its records must not silence its servers.
-	return newServerLogs(h.logger, lvl, nil)
+	l := newServerLogs(logger, lvl, nil)
+	l.hook = hook
+	return l
 }
 
 // sessionOptions returns o with LogLevel set to the level l asks servers

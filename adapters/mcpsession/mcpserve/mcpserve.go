@@ -138,6 +138,10 @@ type Server struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+
+	logq        chan LogMessage // Log's queue (logs.go)
+	logsDropped int             // under mu
+	logsDone    chan struct{}
 }
 
 // New returns a Server of b with opts, its catalog registered once, and
@@ -160,7 +164,8 @@ func New(b Backend, opts *Options) *Server {
 		log = discard
 	}
 	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
-		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{})}
+		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
+		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{})}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
@@ -171,6 +176,9 @@ func New(b Backend, opts *Options) *Server {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Completions: &mcp.CompletionCapabilities{},
+			// The fronted servers' log messages (Server.Log); the SDK
+			// handles logging/setLevel and filters by each client's level.
+			Logging: &mcp.LoggingCapabilities{},
 		},
 		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error {
 			return b.Subscribe(ctx, r.Params.URI)
@@ -186,6 +194,7 @@ func New(b Backend, opts *Options) *Server {
 	s.sync(cat)
 	close(s.synced)
 	go s.follow(cat.Changed)
+	go s.deliverLogs()
 	return s
 }
 
@@ -204,11 +213,12 @@ func (s *Server) follow(changed <-chan struct{}) {
 	}
 }
 
-// Close stops following the Backend; it does not close sessions (end
-// their Serve calls for that). It is idempotent.
+// Close stops following the Backend and passing log messages; it does
+// not close sessions (end their Serve calls for that). It is idempotent.
 func (s *Server) Close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
+	<-s.logsDone
 }
 
 // Skipped returns how many definitions (tools, prompts, resources) were

@@ -19,11 +19,9 @@ import (
 
 // serveConformanceKnown are the server scenarios that pass against the
 // go-sdk everything-server alone but not through mcpward serve, and why.
-var serveConformanceKnown = map[string]string{
-	// The servers' log notifications go to mcpward's own log (masked,
-	// rate-limited), not to the client.
-	"tools-call-with-logging": "server logs are not forwarded to the client",
-}
+// None now: the servers' log messages reach the client too
+// (tools-call-with-logging).
+var serveConformanceKnown = map[string]string{}
 
 // scenarioRE matches a scenario's line of the conformance runner's output.
 var scenarioRE = regexp.MustCompile(`^([✓✗]) ([a-z0-9-]+): (\d+) passed, (\d+) failed`)
@@ -124,4 +122,5 @@ func TestServeOfficialConformance(t *testing.T) {
 		}
 	}
 	t.Logf("through mcpward serve: %d scenarios passed as they do alone", passed)
+	assert.True(t, got["tools-call-with-logging"], "the server's log messages reach the client through serve")
 }

@@ -89,6 +89,13 @@ question travels inside the call's result, which serve does not do); else
 it is refused by name (elicitation_unavailable). Over HTTP elicitation is
 not offered to the servers.
 
+The servers' log messages (notifications/message) are passed to every
+client as serve's own, at the level the client set with logging/setLevel
+(none until it sets one), with the server's name as the logger (with
+NAME: the server's own logger name), masked like stderr, stripped of
+control characters and rate-limited per server; --log-level still decides
+what reaches stderr.
+
 Over stdio (the default) one client speaks on stdin/stdout. With --http
 ADDR (a loopback address such as 127.0.0.1:8765) mcpward serves
 Streamable HTTP at http://ADDR/mcp: every request must carry
@@ -181,7 +188,14 @@ func Run(ctx context.Context, opts *Options) error {
 			g.ResourceUpdated(u)
 		}
 	}
-	copts := &composition.ConnectOptions{Names: names, Supervisor: sup, OnStatus: rep.OnStatus, Background: true}
+	copts := &composition.ConnectOptions{Names: names, Supervisor: sup, OnStatus: rep.OnStatus, Background: true,
+		// The servers' log messages go to the client too (masked, at the
+		// level it set), as the gateway's own.
+		OnServerLog: func(r composition.ServerLog) {
+			if g := gwp.Load(); g != nil {
+				g.ServerLog(r)
+			}
+		}}
 	// Elicitation only over stdio, where one client speaks: the servers'
 	// questions go to it when it declared elicitation. Over HTTP it is
 	// not offered, and a server's question is refused.

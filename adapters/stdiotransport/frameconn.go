@@ -9,10 +9,11 @@ import (
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 var _ mcp.Connection = (*frameConn)(nil)
@@ -246,7 +247,7 @@ func encodeMessage(b *bytes.Buffer, msg jsonrpc.Message) error {
 		encodeID(b, m.ID)
 		if m.Method != "" {
 			b.WriteString(`,"method":`)
-			b.Write(appendString(b.AvailableBuffer(), m.Method))
+			b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), m.Method))
 		}
 		if len(m.Params) > 0 {
 			b.WriteString(`,"params":`)
@@ -274,7 +275,7 @@ func encodeMessage(b *bytes.Buffer, msg jsonrpc.Message) error {
 			b.WriteString(`,"error":{"code":`)
 			b.Write(strconv.AppendInt(b.AvailableBuffer(), e.Code, 10))
 			b.WriteString(`,"message":`)
-			b.Write(appendString(b.AvailableBuffer(), e.Message))
+			b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), e.Message))
 			if len(e.Data) > 0 {
 				b.WriteString(`,"data":`)
 				if err := json.Compact(b, e.Data); err != nil {
@@ -297,62 +298,6 @@ func encodeID(b *bytes.Buffer, id jsonrpc.ID) {
 		b.Write(strconv.AppendInt(b.AvailableBuffer(), v, 10))
 	case string:
 		b.WriteString(`,"id":`)
-		b.Write(appendString(b.AvailableBuffer(), v))
+		b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), v))
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as encoding/json writes a string with HTML
-// escaping off: invalid UTF-8 becomes \ufffd; U+2028 and U+2029 are
-// escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -8,23 +8,34 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// htmlSafe reports the ASCII bytes encoding/json writes unescaped.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+// htmlSafe reports the ASCII bytes encoding/json writes unescaped;
+// plainSafe those it writes unescaped with HTML escaping off.
+var htmlSafe, plainSafe = func() (h, p [utf8.RuneSelf]bool) {
 	for b := range utf8.RuneSelf {
-		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+		p[b] = b >= 0x20 && b != '"' && b != '\\'
+		h[b] = p[b] && b != '<' && b != '>' && b != '&'
 	}
-	return t
+	return h, p
 }()
 
 // AppendString appends s to dst as a JSON string exactly as encoding/json
 // writes it: <, > and & are escaped, invalid UTF-8 becomes \ufffd, and U+2028 and
 // U+2029 are escaped.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, &htmlSafe) }
+
+// AppendStringNoHTML appends s as AppendString does, but as an
+// encoding/json Encoder with SetEscapeHTML(false) writes it: <, > and &
+// are kept as they are (the JSON-RPC encoders of the MCP SDK write so).
+func AppendStringNoHTML(dst []byte, s string) []byte { return appendString(dst, s, &plainSafe) }
+
+// appendString appends s as a JSON string, writing the ASCII bytes safe
+// marks unescaped.
+func appendString(dst []byte, s string, safe *[utf8.RuneSelf]bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if htmlSafe[b] {
+			if safe[b] {
 				i++
 				continue
 			}

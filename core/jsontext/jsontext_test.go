@@ -1,7 +1,9 @@
 package jsontext
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,11 +18,22 @@ func TestAppendString(t *testing.T) {
 		want, err := json.Marshal(s)
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(AppendString(nil, s)), "%q", s)
+		assert.Equal(t, noHTML(t, s), string(AppendStringNoHTML(nil, s)), "%q", s)
 	}
+	assert.Equal(t, `"<>&"`, string(AppendStringNoHTML(nil, "<>&")))
 }
 
-// FuzzAppendString checks string escaping against encoding/json for any
-// string, invalid UTF-8 included.
+// noHTML is s as an encoding/json Encoder with HTML escaping off writes it.
+func noHTML(t testing.TB, s string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	require.NoError(t, e.Encode(s))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// FuzzAppendString checks string escaping against encoding/json, with
+// HTML escaping on and off, for any string, invalid UTF-8 included.
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a\"b", "\u2028", "\xff\xfe", "<&>", "\x7f\x00"} {
 		f.Add(s)
@@ -29,5 +42,6 @@ func FuzzAppendString(f *testing.F) {
 		want, err := json.Marshal(s)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(AppendString(nil, s)))
+		require.Equal(t, noHTML(t, s), string(AppendStringNoHTML(nil, s)))
 	})
 }

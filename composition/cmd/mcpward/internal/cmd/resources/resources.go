@@ -4,32 +4,16 @@ package resources
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/entries"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
 )
 
 // Options are resources' inputs.
-type Options struct {
-	IO    *iostreams.IOStreams
-	App   func() (*app.App, error)
-	Clock clock.Clock
-	JSON  bool
-	// Names are the servers to connect; none means every usable one.
-	Names []string
-	// ConnectTimeout is --connect-timeout (0: no limit).
-	ConnectTimeout time.Duration
-}
+type Options = entries.ListOptions
 
 // NewCmdResources returns the resources command; runF, when not nil, replaces
 // Run.
@@ -75,44 +59,5 @@ connected.`,
 
 // Run connects and prints the resources and templates.
 func Run(ctx context.Context, opts *Options) error {
-	a, err := opts.App()
-	if err != nil {
-		return err
-	}
-	rep := progress.New(progress.Options{
-		Out: opts.IO.ErrOut, Clock: opts.Clock, Live: opts.IO.CanRedraw(), Width: opts.IO.TerminalWidth(),
-		ConnectTimeout: opts.ConnectTimeout,
-	})
-	rep.Start()
-	f := fleet.Connect(ctx, a, opts.Names, fleet.SupervisorOptions(fleet.Timeouts{Connect: opts.ConnectTimeout}), rep)
-	defer f.Close()
-	if ctx.Err() != nil {
-		rep.Finish(nil)
-		return cmdutil.ErrCancelled
-	}
-	rs := f.Servers()
-	rep.Finish(rs)
-	failed := false
-	out := make([]entries.ServerResources, 0, len(rs))
-	for i, r := range rs {
-		failed = failed || entries.Failed(r, len(opts.Names) > 0)
-		cat, _ := f.ServerCatalog(r.Name)
-		if opts.JSON {
-			out = append(out, entries.ToServerResources(r, cat))
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(opts.IO.Out)
-		}
-		entries.WriteResources(opts.IO.Out, r, cat)
-	}
-	if opts.JSON {
-		_ = jsonout.Write(opts.IO.Out, out)
-	} else if len(rs) == 0 {
-		fmt.Fprintln(opts.IO.Out, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
-	}
-	if failed {
-		return cmdutil.ErrSilent
-	}
-	return nil
+	return entries.List(ctx, opts, entries.ToServerResources, entries.WriteResources)
 }

@@ -2,10 +2,13 @@ package httptransport
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/core/egress"
@@ -44,4 +47,50 @@ func TestSSEAnswersReuseConnections(t *testing.T) {
 			require.LessOrEqual(t, srv.accepts()-before, int64(2), "new connections for %d sequential calls", calls)
 		})
 	}
+}
+
+// TestSSEFilterPooledBuffers: streams read one after another through
+// filters sharing pooled buffers each get exactly their own events, a
+// buffer grown past maxPooledEvent is not kept, and Close during a blocked
+// Read gives the buffers back only once that Read returns.
+func TestSSEFilterPooledBuffers(t *testing.T) {
+	const reply = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("z", maxPooledEvent) + `"}}`
+	admit := func(string, bool) bool { return true }
+	for i, stream := range []string{sseEvent(reply), sseEvent(big) + sseEvent(reply), sseEvent(reply), "data: " + reply} {
+		f := newSSEFilter(io.NopCloser(strings.NewReader(stream)), admit, 1<<20)
+		out, err := io.ReadAll(f)
+		require.NoError(t, err, "stream %d", i)
+		require.NoError(t, f.Close())
+		assert.Equal(t, stream, string(out), "stream %d passes unchanged", i)
+		assert.Nil(t, f.bufs, "buffers given back")
+		_, err = f.Read(make([]byte, 1))
+		assert.ErrorIs(t, err, errReadAfterClose)
+	}
+	b := ssePool.Get().(*sseBufs)
+	assert.LessOrEqual(t, cap(b.event), maxPooledEvent)
+	assert.LessOrEqual(t, cap(b.out), maxPooledEvent)
+	ssePool.Put(b)
+
+	t.Run("close during a read", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		f := newSSEFilter(pr, admit, 1<<20)
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.ReadAll(f)
+			done <- err
+		}()
+		_, err := io.WriteString(pw, ": keep-alive\n")
+		require.NoError(t, err)
+		require.NoError(t, f.Close()) // closes pr: the blocked Read fails
+		select {
+		case err := <-done:
+			assert.Error(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Close did not end the read")
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		assert.Nil(t, f.bufs, "buffers given back by the read")
+	})
 }

@@ -203,8 +203,8 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		return nil, newStatusError(code, rt.server, rt.origin)
 	}
 	if isSSE(resp) {
-		if b, ok := resp.Body.(*linkedBody); ok {
-			b.grace()
+		if b, ok := resp.Body.(*linkedBody); ok && req.Method == http.MethodPost {
+			b.grace() // the answer to a POST: the SDK drains it after the answer
 		}
 		if admit := rt.filter.Load(); admit != nil {
 			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)

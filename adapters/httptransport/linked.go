@@ -23,14 +23,15 @@ const drainGrace = 50 * time.Millisecond
 // concurrently.
 type linkedBody struct {
 	io.ReadCloser
+	parent context.Context    // the request's context
+	own    context.Context    // the request's own context
 	cancel context.CancelFunc // ends the request's own context
 	stop   func() bool        // unregisters watch from the request's context
 
-	ended   atomic.Bool  // the request's context ended while graced
-	drained atomic.Int64 // bytes read since then
+	graced  atomic.Bool  // see grace
+	drained atomic.Int64 // bytes read since parent ended, when graced
 
-	mu     sync.Mutex
-	graced bool
+	mu     sync.Mutex // guards closed and timer
 	closed bool
 	timer  *time.Timer
 }
@@ -40,7 +41,7 @@ type linkedBody struct {
 // no response comes.
 func linkContext(ctx context.Context) (context.Context, *linkedBody) {
 	own, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := &linkedBody{cancel: cancel}
+	b := &linkedBody{parent: ctx, own: own, cancel: cancel}
 	b.stop = context.AfterFunc(ctx, b.watch)
 	return own, b
 }
@@ -60,9 +61,7 @@ func (b *linkedBody) release() {
 // grace lets the body be read for drainGrace (and at most drainLimit bytes)
 // after the request's context ends, instead of ending at once.
 func (b *linkedBody) grace() {
-	b.mu.Lock()
-	b.graced = true
-	b.mu.Unlock()
+	b.graced.Store(true)
 }
 
 // watch runs when the request's context ends.
@@ -72,18 +71,22 @@ func (b *linkedBody) watch() {
 	if b.closed {
 		return
 	}
-	if !b.graced {
+	if !b.graced.Load() {
 		b.cancel()
 		return
 	}
-	b.ended.Store(true)
 	b.timer = time.AfterFunc(drainGrace, b.cancel)
 }
 
 // Read implements io.Reader.
 func (b *linkedBody) Read(p []byte) (int, error) {
+	if err := b.own.Err(); err != nil {
+		return 0, err // what the transport still holds is not handed out
+	}
 	n, err := b.ReadCloser.Read(p)
-	if n > 0 && b.ended.Load() && b.drained.Add(int64(n)) > drainLimit {
+	// watch runs in a goroutine of its own, maybe late: the bytes are
+	// counted from the moment parent ends.
+	if n > 0 && b.graced.Load() && b.parent.Err() != nil && b.drained.Add(int64(n)) > drainLimit {
 		b.cancel()
 	}
 	return n, err

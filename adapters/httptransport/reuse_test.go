@@ -3,6 +3,7 @@ package httptransport
 import (
 	"context"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,46 @@ func TestSSEFilterPooledBuffers(t *testing.T) {
 		defer f.mu.Unlock()
 		assert.Nil(t, f.bufs, "buffers given back by the read")
 	})
+}
+
+// TestGracedDrainBounded: a POST's SSE answer that goes on without end is
+// still read for a little after its context ends, but at most drainLimit
+// bytes (plus one read) and for at most drainGrace, then the read fails.
+func TestGracedDrainBounded(t *testing.T) {
+	for _, slow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fast", true: "slow"}[slow], func(t *testing.T) {
+			srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fl := w.(http.Flusher)
+				line := ": " + strings.Repeat("k", 1024) + "\n\n"
+				for {
+					if _, err := io.WriteString(w, line); err != nil {
+						return
+					}
+					fl.Flush()
+					if slow {
+						select {
+						case <-r.Context().Done():
+							return
+						case <-time.After(time.Millisecond):
+						}
+					}
+				}
+			}))
+			tr, err := New(egress.Default(), safeOptions()).Transport(context.Background(), httpTarget("s", srv.URL, nil), nil)
+			require.NoError(t, err)
+			closeIdle(t, tr)
+			ctx, cancel := context.WithCancel(context.Background())
+			resp, err := post(ctx, tr, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			_, err = io.CopyN(io.Discard, resp.Body, 8<<10)
+			require.NoError(t, err)
+			cancel()
+			n, err := io.Copy(io.Discard, resp.Body)
+			assert.Error(t, err, "the read ends in failure")
+			assert.LessOrEqual(t, n, int64(drainLimit+64<<10), "bytes read after the end")
+		})
+	}
 }

@@ -71,10 +71,12 @@ type sseBufs struct {
 	out   []byte // the backing of sseFilter.out
 }
 
-// sseReadSize is the size of the reader a stream is split with, and
-// maxPooledEvent the largest event buffer kept for the next stream.
+// sseReadSize is the size of the reader a stream is split with (a longer
+// line is read in pieces; a session's standing GET stream holds one for
+// its whole life), and maxPooledEvent the largest event buffer kept for
+// the next stream.
 const (
-	sseReadSize    = 32 << 10
+	sseReadSize    = 4 << 10
 	maxPooledEvent = 64 << 10
 )
 

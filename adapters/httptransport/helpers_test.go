@@ -56,7 +56,7 @@ type seenRequest struct {
 	Body   []byte
 }
 
-func newTestServer(t *testing.T, tlsOn bool, h http.Handler) *testServer {
+func newTestServer(t testing.TB, tlsOn bool, h http.Handler) *testServer {
 	t.Helper()
 	ts := &testServer{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

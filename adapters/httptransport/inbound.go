@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,54 +48,149 @@ func SetInboundFilter(tr *mcp.StreamableClientTransport, admit func(method strin
 // same cap), and so is anything after a read error.
 type sseFilter struct {
 	body  io.ReadCloser
-	r     *bufio.Reader
 	admit func(method string, call bool) bool
 	limit int
 
-	event   []byte // the raw lines of the event being read
-	content bool   // the line being read has a byte other than '\r' and '\n'
-	over    bool   // the event outgrew limit: its lines pass as they come
-	out     []byte // what Read hands out next
+	mu      sync.Mutex // guards reading and closed
+	reading bool       // a Read is under way: Close leaves bufs to it
+	closed  bool
+
+	bufs    *sseBufs // nil once given back
+	content bool     // the line being read has a byte other than '\r' and '\n'
+	over    bool     // the event outgrew limit: its lines pass as they come
+	out     []byte   // what Read hands out next (the unread part of bufs.out)
 	err     error
 }
 
-func newSSEFilter(body io.ReadCloser, admit func(string, bool) bool, limit int64) *sseFilter {
-	l := int(min(limit, int64(int(^uint(0)>>1))))
-	return &sseFilter{body: body, r: bufio.NewReaderSize(body, 32<<10), admit: admit, limit: l}
+// sseBufs are the buffers of one sseFilter, pooled: a stream's answer is
+// read through them, then they serve the next stream. A buffer that grew
+// past maxPooledEvent (an event that large) is dropped rather than kept.
+type sseBufs struct {
+	r     *bufio.Reader
+	event []byte // the raw lines of the event being read
+	out   []byte // the backing of sseFilter.out
 }
 
-func (f *sseFilter) Close() error { return f.body.Close() }
+// sseReadSize is the size of the reader a stream is split with (a longer
+// line is read in pieces; a session's standing GET stream holds one for
+// its whole life), and maxPooledEvent the largest event buffer kept for
+// the next stream.
+const (
+	sseReadSize    = 4 << 10
+	maxPooledEvent = 64 << 10
+)
+
+var ssePool = sync.Pool{New: func() any { return &sseBufs{r: bufio.NewReaderSize(nil, sseReadSize)} }}
+
+// errReadAfterClose is what Read returns once the filter is closed.
+var errReadAfterClose = errors.New("httptransport: read on closed response body")
+
+func newSSEFilter(body io.ReadCloser, admit func(string, bool) bool, limit int64) *sseFilter {
+	l := int(min(limit, int64(int(^uint(0)>>1))))
+	b := ssePool.Get().(*sseBufs)
+	b.r.Reset(body)
+	return &sseFilter{body: body, bufs: b, admit: admit, limit: l}
+}
+
+// Close closes the body and gives the buffers back (once a Read under way
+// returns). It may be called concurrently with Read.
+func (f *sseFilter) Close() error {
+	err := f.body.Close()
+	f.mu.Lock()
+	f.closed = true
+	if !f.reading {
+		f.release()
+	}
+	f.mu.Unlock()
+	return err
+}
+
+// release gives the buffers back to the pool; f.mu is held.
+func (f *sseFilter) release() {
+	b := f.bufs
+	if b == nil {
+		return
+	}
+	f.bufs, f.out = nil, nil
+	b.r.Reset(nil)
+	if cap(b.event) > maxPooledEvent {
+		b.event = nil
+	}
+	if cap(b.out) > maxPooledEvent {
+		b.out = nil
+	}
+	b.event, b.out = b.event[:0], b.out[:0]
+	ssePool.Put(b)
+}
 
 func (f *sseFilter) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return 0, errReadAfterClose
+	}
+	f.reading = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.reading = false
+		if f.closed {
+			f.release()
+		}
+		f.mu.Unlock()
+	}()
 	for len(f.out) == 0 && f.err == nil {
 		f.step()
 	}
 	if len(f.out) > 0 {
 		n := copy(p, f.out)
 		f.out = f.out[n:]
-		if len(f.out) == 0 {
-			f.out = nil
-		}
 		return n, nil
 	}
 	return 0, f.err
 }
 
+// emit hands b out next. With nothing left to hand out (always, as step
+// calls it) it is copied into the out buffer, which is free again.
+func (f *sseFilter) emit(b []byte) {
+	if len(f.out) > 0 {
+		f.out = append(f.out, b...)
+		return
+	}
+	f.bufs.out = append(f.bufs.out[:0], b...)
+	f.out = f.bufs.out
+}
+
+// emitEvent hands the event read out next and starts a new one, swapping
+// the event and out buffers rather than copying (when nothing is left to
+// hand out, always as step calls it).
+func (f *sseFilter) emitEvent() {
+	b := f.bufs
+	if len(f.out) > 0 {
+		f.out = append(f.out, b.event...)
+		b.event = b.event[:0]
+		return
+	}
+	b.event, b.out = b.out[:0], b.event
+	f.out = b.out
+}
+
 // step reads one line (or the part of it that fits the reader's buffer)
 // and moves the event forward.
 func (f *sseFilter) step() {
-	frag, err := f.r.ReadSlice('\n')
+	b := f.bufs
+	frag, err := b.r.ReadSlice('\n')
 	if len(frag) > 0 {
 		if !f.content && len(bytes.Trim(frag, "\r\n")) > 0 {
 			f.content = true
 		}
 		if f.over {
-			f.out = append(f.out, frag...)
+			f.emit(frag)
 		} else {
-			f.event = append(f.event, frag...)
-			if len(f.event) > f.limit {
-				f.out = append(f.out, f.event...)
-				f.event, f.over = f.event[:0], true
+			b.event = append(b.event, frag...)
+			if len(b.event) > f.limit {
+				f.emitEvent()
+				f.over = true
 			}
 		}
 	}
@@ -104,10 +200,10 @@ func (f *sseFilter) step() {
 	case err != nil:
 		// The end of the stream (or a failure). The SDK delivers an event
 		// cut by the end of the stream too, so it is judged as well.
-		if !f.over && len(f.event) > 0 && f.keep(f.event) {
-			f.out = append(f.out, f.event...)
+		if !f.over && len(b.event) > 0 && f.keep(b.event) {
+			f.emitEvent()
 		}
-		f.event, f.err = nil, err
+		b.event, f.err = b.event[:0], err
 		return
 	}
 	// A whole line ended with frag; only an empty one ends the event.
@@ -120,10 +216,11 @@ func (f *sseFilter) step() {
 		f.over = false
 		return
 	}
-	if f.keep(f.event) {
-		f.out = append(f.out, f.event...)
+	if f.keep(b.event) {
+		f.emitEvent()
+	} else {
+		b.event = b.event[:0]
 	}
-	f.event = f.event[:0]
 }
 
 // keep decides one whole event (its raw lines, the empty line included).

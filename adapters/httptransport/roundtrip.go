@@ -124,15 +124,20 @@ func (rt *roundTripper) sameOrigin(u *url.URL) bool {
 // req.GetBody. The request is not sent when the authenticator fails.
 func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.Response, error) {
 	ctx := req.Context()
-	out := req.Clone(ctx) // deep-copies the header map
+	// The request runs under a context of its own that ends with ctx (see
+	// linkedBody), so that check can grace an SSE answer's drain.
+	own, link := linkContext(ctx)
+	out := req.Clone(own) // deep-copies the header map
 	if resend && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
+			link.release()
 			return nil, rt.refuse(refusal.AuthRefused, ReasonBodyUnavailable)
 		}
 		out.Body = b
 	}
 	fail := func(err error) (*http.Response, error) {
+		link.release()
 		if out.Body != nil {
 			out.Body.Close()
 		}
@@ -167,11 +172,13 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 	}
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
+		link.release()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, rt.netError(err)
 	}
+	link.attach(resp)
 	return resp, nil
 }
 
@@ -196,6 +203,9 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		return nil, newStatusError(code, rt.server, rt.origin)
 	}
 	if isSSE(resp) {
+		if b, ok := resp.Body.(*linkedBody); ok && req.Method == http.MethodPost {
+			b.grace() // the answer to a POST: the SDK drains it after the answer
+		}
 		if admit := rt.filter.Load(); admit != nil {
 			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)
 		}

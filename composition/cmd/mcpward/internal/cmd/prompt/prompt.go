@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/app"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/clock"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
@@ -16,7 +15,6 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/fleet"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
-	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -95,26 +93,14 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	a, err := opts.App()
+	one := entries.One{IO: opts.IO, App: opts.App, Clock: opts.Clock, JSON: opts.JSON, Server: opts.Server, Timeouts: opts.Timeouts}
+	f, err := one.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	rep := progress.New(progress.Options{
-		Out: opts.IO.ErrOut, Clock: opts.Clock, Live: opts.IO.CanRedraw(), Width: opts.IO.TerminalWidth(),
-		Quiet: progress.WaitAfter, ConnectTimeout: opts.Timeouts.Connect,
-	})
-	rep.Start()
-	f := fleet.Connect(ctx, a, []string{opts.Server}, fleet.SupervisorOptions(opts.Timeouts), rep)
 	defer f.Close()
-	rep.Finish(nil)
-	if ctx.Err() != nil {
-		return cmdutil.ErrCancelled
-	}
-	if err := entries.ServerErr(f.Servers()[0]); err != nil {
-		return err
-	}
 	if opts.Complete != "" {
-		return complete(ctx, opts, f, args)
+		return one.Complete(ctx, f, ports.CompletionRef{Type: ports.CompletionRefPrompt, Name: opts.Prompt}, opts.Complete, args)
 	}
 	res, err := f.GetPrompt(ctx, opts.Server, opts.Prompt, args)
 	if ctx.Err() != nil {
@@ -131,24 +117,5 @@ func Run(ctx context.Context, opts *Options) error {
 	if res.Truncated {
 		fmt.Fprintln(opts.IO.ErrOut, "mcpward: the messages were cut to the admission cap")
 	}
-	return nil
-}
-
-// complete prints the server's completions of opts.Complete.
-func complete(ctx context.Context, opts *Options, f *composition.Fleet, args map[string]string) error {
-	value, resolved := entries.CompleteArgs(args, opts.Complete)
-	ref := ports.CompletionRef{Type: ports.CompletionRefPrompt, Name: opts.Prompt}
-	c, err := f.Complete(ctx, opts.Server, ref, opts.Complete, value, resolved)
-	if ctx.Err() != nil {
-		return cmdutil.ErrCancelled
-	}
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		_ = jsonout.Write(opts.IO.Out, entries.ToCompletion(opts.Server, opts.Complete, c))
-		return nil
-	}
-	entries.WriteCompletion(opts.IO.Out, c)
 	return nil
 }

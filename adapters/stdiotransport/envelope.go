@@ -320,6 +320,31 @@ func unquote(raw []byte, slow bool) (string, error) {
 	return out, nil
 }
 
+// member reads an object member's key and the colon after it, and peeks
+// the first byte of its value (which it leaves unread).
+func (s *scanner) member() (k string, c byte, err error) {
+	if c, err = s.peek(); err != nil {
+		return "", 0, err
+	}
+	if c != '"' {
+		return "", 0, errSyntax
+	}
+	kraw, kslow, err := s.str()
+	if err != nil {
+		return "", 0, err
+	}
+	if err := s.expect(':'); err != nil {
+		return "", 0, err
+	}
+	if k, err = key(kraw, kslow); err != nil {
+		return "", 0, err
+	}
+	if c, err = s.peek(); err != nil {
+		return "", 0, err
+	}
+	return k, c, nil
+}
+
 // key reports which envelope field a scanned key names, by its decoded
 // value: exact, case-sensitive.
 func key(raw []byte, slow bool) (string, error) {
@@ -453,24 +478,8 @@ func (s *scanner) envelope() (jsonrpc.Message, error) {
 		s.depth--
 	} else {
 		for {
-			if c, err = s.peek(); err != nil {
-				return nil, err
-			}
-			if c != '"' {
-				return nil, errSyntax
-			}
-			kraw, kslow, err := s.str()
-			if err != nil {
-				return nil, err
-			}
-			if err := s.expect(':'); err != nil {
-				return nil, err
-			}
-			k, err := key(kraw, kslow)
-			if err != nil {
-				return nil, err
-			}
-			if c, err = s.peek(); err != nil {
+			var k string
+			if k, c, err = s.member(); err != nil {
 				return nil, err
 			}
 			switch k {
@@ -637,24 +646,8 @@ func (s *scanner) wireError(e *jsonrpc.Error) (ok bool, err error) {
 		return ok, nil
 	}
 	for {
-		if c, err = s.peek(); err != nil {
-			return false, err
-		}
-		if c != '"' {
-			return false, errSyntax
-		}
-		kraw, kslow, err := s.str()
-		if err != nil {
-			return false, err
-		}
-		if err := s.expect(':'); err != nil {
-			return false, err
-		}
-		k, err := key(kraw, kslow)
-		if err != nil {
-			return false, err
-		}
-		if c, err = s.peek(); err != nil {
+		var k string
+		if k, c, err = s.member(); err != nil {
 			return false, err
 		}
 		v, err := s.value()

@@ -364,8 +364,8 @@ func TestServeElicitation(t *testing.T) {
 	stderr := &iostreams.Buffer{}
 	cmd := serveCmd(w, "serve")
 	cmd.Stderr = stderr
-	// Before 2026-07-28: from that version on a server may not ask while
-	// serving a call (multi round-trip requests, not done by serve).
+	// Before 2026-07-28 (elicitation/create); from that version on the
+	// question travels in the call's result: TestServeElicitationMultiRound.
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err, stderr.String())
 	defer cs.Close()

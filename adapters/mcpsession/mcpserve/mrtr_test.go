@@ -310,3 +310,23 @@ func TestMultiRoundCancel(t *testing.T) {
 		t.Fatal("the upstream call was not ended")
 	}
 }
+
+// TestMultiRoundOtherAnswers: a retry whose inputResponses lack the
+// question's answer, or hold another kind of answer, answers the server
+// "cancel".
+func TestMultiRoundOtherAnswers(t *testing.T) {
+	for name, responses := range map[string]mcp.InputResponseMap{
+		"missing":    nil,
+		"other id":   {"x": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Eve"}}},
+		"roots list": {inputRequestID: &mcp.ListRootsResult{Roots: []*mcp.Root{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := newAsker(t, 1, nil, nil)
+			cs := manual(t, s)
+			first := firstRound(t, cs, "ask")
+			r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", RequestState: first.RequestState, InputResponses: responses})
+			require.NoError(t, err)
+			assert.Equal(t, "cancel:;", resultText(r))
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +89,9 @@ type roundCall struct {
 	done   chan outcome   // the upstream call's end (1)
 	asks   chan *question // a question to hand the client (1)
 	over   chan struct{}  // closed when the call is ended
+	// progress reports to the round running now (nil between rounds, or
+	// when that round's client gave no progress token).
+	progress atomic.Pointer[func(ports.Progress)]
 
 	// under inputs.mu
 	q     *question   // the question open, nil none
@@ -134,6 +138,7 @@ func (s *Server) callRounds(ctx context.Context, name string, args json.RawMessa
 		if c == nil {
 			return errorResult("mcpward: the call's requestState is unknown, expired or not this session's (" + ReasonInputStateUnknown + ")"), nil
 		}
+		c.follow(ctx)
 		q.answer <- answerOf(req.Params.InputResponses[inputRequestID])
 		return s.awaitRound(ctx, c)
 	}
@@ -142,9 +147,18 @@ func (s *Server) callRounds(ctx context.Context, name string, args json.RawMessa
 		c.server = ts.ToolServer(name)
 	}
 	// The upstream call outlives this round: it ends with its result, the
-	// client's cancel of a round, the state's expiry or Close.
+	// client's cancel of a round, the state's expiry or Close. Its
+	// progress goes to the round running at the time, if any.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.cancel = cancel
+	if ports.ProgressFunc(ctx) != nil {
+		cctx = ports.WithProgress(cctx, func(p ports.Progress) {
+			if f := c.progress.Load(); f != nil {
+				(*f)(p)
+			}
+		})
+	}
+	c.follow(ctx)
 	s.in.mu.Lock()
 	s.in.inflight[c] = struct{}{}
 	s.in.mu.Unlock()
@@ -169,6 +183,7 @@ func (s *Server) awaitRound(ctx context.Context, c *roundCall) (*mcp.CallToolRes
 		}
 		return toResult(o.r), nil
 	case q := <-c.asks:
+		c.progress.Store(nil) // this round ends
 		state, err := s.in.park(c)
 		if err != nil {
 			s.in.end(c)
@@ -178,6 +193,16 @@ func (s *Server) awaitRound(ctx context.Context, c *roundCall) (*mcp.CallToolRes
 	case <-ctx.Done():
 		s.in.end(c)
 		return nil, ctx.Err()
+	}
+}
+
+// follow sends c's progress to the round of ctx (its client's progress
+// token), or nowhere when it gave none.
+func (c *roundCall) follow(ctx context.Context) {
+	if f := ports.ProgressFunc(ctx); f != nil {
+		c.progress.Store(&f)
+	} else {
+		c.progress.Store(nil)
 	}
 }
 
@@ -248,8 +273,8 @@ func (in *inputs) end(c *roundCall) {
 	}
 	c.q, c.state, c.timer = nil, "", nil
 	in.mu.Unlock()
+	c.cancel() // before over: a question then answered sees its call's ctx ended
 	close(c.over)
-	c.cancel()
 	if q != nil {
 		select {
 		case q.answer <- ports.ElicitResult{Action: ports.ElicitCancel}:

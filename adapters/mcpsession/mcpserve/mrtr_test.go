@@ -37,6 +37,11 @@ type asker struct {
 }
 
 func (a *asker) call(ctx context.Context, _ string, _ json.RawMessage) (ports.ToolResult, error) {
+	defer func() {
+		if ctx.Err() != nil && a.ended != nil {
+			close(a.ended)
+		}
+	}()
 	var out string
 	for range a.n {
 		r, err := a.s.Elicit(ctx, askForm)
@@ -48,9 +53,6 @@ func (a *asker) call(ctx context.Context, _ string, _ json.RawMessage) (ports.To
 		}
 		name, _ := r.Content["name"].(string)
 		out += string(r.Action) + ":" + name + ";"
-	}
-	if ctx.Err() != nil && a.ended != nil {
-		close(a.ended)
 	}
 	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": out}})
 	return ports.ToolResult{Content: b}, nil
@@ -278,7 +280,7 @@ func TestMultiRoundRefusals(t *testing.T) {
 			} else {
 				// One question waits for the client; the other is refused.
 				assert.ErrorIs(t, <-errs, errInputsFull)
-				assert.Equal(t, 1, s.Pending())
+				require.Eventually(t, func() bool { return s.Pending() == 1 }, 10*time.Second, time.Millisecond)
 			}
 			close(release)
 			s.Close() // ends the waiting call
@@ -329,4 +331,45 @@ func TestMultiRoundOtherAnswers(t *testing.T) {
 			assert.Equal(t, "cancel:;", resultText(r))
 		})
 	}
+}
+
+// TestMultiRoundProgress: the upstream call's progress goes to the round
+// running at the time, under that round's progress token.
+func TestMultiRoundProgress(t *testing.T) {
+	s, _ := newAsker(t, 1, nil, nil)
+	s.b.(*fakeBackend).call = func(ctx context.Context, _ string, _ json.RawMessage) (ports.ToolResult, error) {
+		report := ports.ProgressFunc(ctx)
+		if report == nil {
+			return ports.ToolResult{}, assert.AnError
+		}
+		report(ports.Progress{Progress: 1, Message: "before"})
+		if _, err := s.Elicit(ctx, askForm); err != nil {
+			return ports.ToolResult{}, err
+		}
+		report(ports.Progress{Progress: 2, Message: "after"})
+		return ports.ToolResult{Content: json.RawMessage(`[]`)}, nil
+	}
+	got := make(chan string, 4)
+	cs := connectAt(t, s, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, assert.AnError
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			got <- r.Params.ProgressToken.(string) + " " + r.Params.Message
+		},
+	}, nil)
+	p := &mcp.CallToolParams{Name: "ask"}
+	p.SetProgressToken("round-1")
+	first, err := cs.CallTool(context.Background(), p)
+	require.NoError(t, err)
+	require.True(t, first.NeedsInput())
+	assert.Equal(t, "round-1 before", <-got)
+	p = &mcp.CallToolParams{Name: "ask", RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{inputRequestID: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}}}
+	p.SetProgressToken("round-2")
+	r, err := cs.CallTool(context.Background(), p)
+	require.NoError(t, err)
+	assert.False(t, r.IsError, resultText(r))
+	assert.Equal(t, "round-2 after", <-got)
 }

@@ -373,7 +373,9 @@ func (g *Gateway) status() ports.ToolResult {
 // ReasonElicitationUnavailable is the reason (Class Unsupported) of a
 // server's question a GatewayElicitor cannot put to a client: no Gateway
 // bound yet, not exactly one client connected, or the client did not
-// declare elicitation.
+// declare elicitation; for a client on 2026-07-28 or later, also not
+// exactly one call of that server running, or too many calls waiting for
+// an answer (mcpserve.Server.Elicit).
 const ReasonElicitationUnavailable = "elicitation_unavailable"
 
 // GatewayElicitor passes the servers' elicitation questions to the one

@@ -15,17 +15,21 @@ import (
 var ErrNoElicitingClient = errors.New("mcpserve: no single connected client declared elicitation")
 
 // mrtrVersion is the first protocol version whose servers may not send
-// requests to the client while serving one: elicitation is then embedded
-// in the call's result (multi round-trip requests), which this package
-// does not do.
+// requests to the client while serving one: a question is then handed to
+// the client inside the call's result (multi round-trip requests,
+// mrtr.go).
 const mrtrVersion = "2026-07-28"
 
-// Elicit asks the one connected client r's question (elicitation/create)
-// and returns its answer: a ports.Elicitor for the upstream servers. It
-// refuses with ErrNoElicitingClient unless exactly one client is
-// connected and it declared elicitation on a protocol version before
-// 2026-07-28 (from that version on, a question must travel inside the
-// call's result, multi round-trip requests, which is not done); over HTTP a host should not
+// Elicit asks the one connected client r's question and returns its
+// answer: a ports.Elicitor for the upstream servers. It refuses with
+// ErrNoElicitingClient (or an error wrapping it) unless exactly one client
+// is connected and it declared elicitation. A client on a protocol version
+// before 2026-07-28 is sent elicitation/create; one on 2026-07-28 or later
+// gets the question as the input-required result of the one call of r's
+// server it has running (refused when not exactly one runs, or when
+// Options.MaxPendingInputs calls already wait for an answer), and Elicit
+// returns the answer of the client's retry ("cancel" when the client does
+// not come back within Options.InputTimeout). Over HTTP a host should not
 // offer it at all (which client would answer is not known).
 func (s *Server) Elicit(ctx context.Context, r ports.ElicitRequest) (ports.ElicitResult, error) {
 	var only *mcp.ServerSession
@@ -38,20 +42,28 @@ func (s *Server) Elicit(ctx context.Context, r ports.ElicitRequest) (ports.Elici
 		return ports.ElicitResult{}, ErrNoElicitingClient
 	}
 	ip := only.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil || ip.ProtocolVersion >= mrtrVersion {
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return ports.ElicitResult{}, ErrNoElicitingClient
 	}
+	if roundsElicit(ip) {
+		return s.elicitInRound(ctx, only, r)
+	}
+	res, err := only.Elicit(ctx, elicitParams(r))
+	if err != nil {
+		return ports.ElicitResult{}, err
+	}
+	return ports.ElicitResult{Action: ports.ElicitAction(res.Action), Content: res.Content}, nil
+}
+
+// elicitParams is r as elicitation/create's params.
+func elicitParams(r ports.ElicitRequest) *mcp.ElicitParams {
 	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	if r.Mode == ports.ElicitURL {
 		p.URL, p.ElicitationID = r.URL, r.ElicitationID
 	} else {
 		p.RequestedSchema = schemaJSON(r.Schema)
 	}
-	res, err := only.Elicit(ctx, p)
-	if err != nil {
-		return ports.ElicitResult{}, err
-	}
-	return ports.ElicitResult{Action: ports.ElicitAction(res.Action), Content: res.Content}, nil
+	return p
 }
 
 // schemaJSON renders a validated form back as the restricted JSON Schema

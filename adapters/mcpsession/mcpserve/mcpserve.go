@@ -19,6 +19,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -118,6 +119,13 @@ type Options struct {
 	// Logger receives the SDK's own logs and the tools left out; nil
 	// discards them.
 	Logger *slog.Logger
+	// InputTimeout bounds the wait for a client's retry with the answer to
+	// a question handed in an input-required result (mrtr.go); 0 means
+	// DefaultInputTimeout.
+	InputTimeout time.Duration
+	// MaxPendingInputs caps the calls waiting for such an answer at once;
+	// 0 means DefaultMaxPendingInputs.
+	MaxPendingInputs int
 }
 
 // Server is one MCP server fronting a Backend. It is safe for concurrent
@@ -142,6 +150,8 @@ type Server struct {
 	logq        chan LogMessage // Log's queue (logs.go)
 	logsDropped int             // under mu
 	logsDone    chan struct{}
+
+	in *inputs // multi round-trip calls (mrtr.go)
 }
 
 // New returns a Server of b with opts, its catalog registered once, and
@@ -165,7 +175,7 @@ func New(b Backend, opts *Options) *Server {
 	}
 	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
-		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{})}
+		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs)}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
@@ -213,12 +223,14 @@ func (s *Server) follow(changed <-chan struct{}) {
 	}
 }
 
-// Close stops following the Backend and passing log messages; it does
-// not close sessions (end their Serve calls for that). It is idempotent.
+// Close stops following the Backend and passing log messages, and ends
+// the calls waiting for a client's answer (mrtr.go); it does not close
+// sessions (end their Serve calls for that). It is idempotent.
 func (s *Server) Close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 	<-s.logsDone
+	s.in.closeAll()
 }
 
 // Skipped returns how many definitions (tools, prompts, resources) were
@@ -484,6 +496,9 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		}
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
+		}
+		if multiRound(req) {
+			return s.callRounds(ctx, name, args, req)
 		}
 		r, err := s.b.CallTool(ctx, name, args)
 		if err != nil {

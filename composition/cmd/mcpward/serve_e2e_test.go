@@ -364,8 +364,8 @@ func TestServeElicitation(t *testing.T) {
 	stderr := &iostreams.Buffer{}
 	cmd := serveCmd(w, "serve")
 	cmd.Stderr = stderr
-	// Before 2026-07-28: from that version on a server may not ask while
-	// serving a call (multi round-trip requests, not done by serve).
+	// Before 2026-07-28 (elicitation/create); from that version on the
+	// question travels in the call's result: TestServeElicitationMultiRound.
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err, stderr.String())
 	defer cs.Close()
@@ -387,7 +387,7 @@ func TestServeElicitation(t *testing.T) {
 }
 
 // TestServeTypeScriptClient: the TypeScript SDK's client (peers/) starts
-// mcpward serve over stdio, lists and calls.
+// mcpward serve (and serve ex) over stdio, lists and calls.
 func TestServeTypeScriptClient(t *testing.T) {
 	node, entry := everythingCommand(t) // skips without node and peers
 	sdk := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(entry))), "sdk")
@@ -404,25 +404,29 @@ func TestServeTypeScriptClient(t *testing.T) {
 	require.NoError(t, err)
 	script, err := filepath.Abs(filepath.Join("testdata", "serve_ts_client.mjs"))
 	require.NoError(t, err)
-	cmd := exec.Command(node, script)
-	cmd.Env = []string{"PATH=" + filepath.Dir(node), "HOME=" + t.TempDir(), "MCP_SDK=" + sdk, "MCPWARD=" + binary,
-		"SERVE_ENV=" + string(envJSON), "SERVE_CWD=" + w.ws}
-	out, err := cmd.Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		t.Fatalf("node: %v\n%s", err, ee.Stderr)
+	for _, tc := range []struct{ args, tool string }{{`["serve"]`, "mcp__ex__echo"}, {`["serve","ex"]`, "echo"}} {
+		t.Run(tc.args, func(t *testing.T) {
+			cmd := exec.Command(node, script)
+			cmd.Env = []string{"PATH=" + filepath.Dir(node), "HOME=" + t.TempDir(), "MCP_SDK=" + sdk, "MCPWARD=" + binary,
+				"SERVE_ENV=" + string(envJSON), "SERVE_CWD=" + w.ws, "SERVE_ARGS=" + tc.args, "TOOL=" + tc.tool}
+			out, err := cmd.Output()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("node: %v\n%s", err, ee.Stderr)
+			}
+			require.NoError(t, err)
+			var got struct {
+				Tools   []string
+				Text    string
+				IsError bool
+			}
+			require.NoError(t, json.Unmarshal(out, &got), string(out))
+			assert.Contains(t, got.Tools, tc.tool)
+			assert.Contains(t, got.Tools, "mcpward_status")
+			assert.Equal(t, "from typescript", got.Text)
+			assert.False(t, got.IsError)
+		})
 	}
-	require.NoError(t, err)
-	var got struct {
-		Tools   []string
-		Text    string
-		IsError bool
-	}
-	require.NoError(t, json.Unmarshal(out, &got), string(out))
-	assert.Contains(t, got.Tools, "mcp__ex__echo")
-	assert.Contains(t, got.Tools, "mcpward_status")
-	assert.Equal(t, "from typescript", got.Text)
-	assert.False(t, got.IsError)
 }
 
 // TestServeCancel: a client's cancel ends the upstream call; over stdio

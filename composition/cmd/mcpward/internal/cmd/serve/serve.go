@@ -84,10 +84,16 @@ supervisor starts it again).
 
 A server's elicitation question (elicitation/create) is passed to the
 client only over stdio, where one client speaks, when that client declared
-elicitation on a protocol version before 2026-07-28 (from that version on a
-question travels inside the call's result, which serve does not do); else
-it is refused by name (elicitation_unavailable). Over HTTP elicitation is
-not offered to the servers.
+elicitation; else it is refused by name (elicitation_unavailable). A
+client on a protocol version before 2026-07-28 is sent elicitation/create.
+On 2026-07-28 or later the question comes back as the call's
+input-required result (multi round-trip requests) and the server's call
+waits, at most 5 minutes and 16 calls at once, for the client to call the
+tool again with the answer and the request state; a retry with a state
+serve did not hand to that client for that tool, or one expired or used,
+is refused by name (input_state_unknown); a question asked while several
+calls of that server run is refused (elicitation_unavailable). Over HTTP
+elicitation is not offered to the servers.
 
 The servers' log messages (notifications/message) are passed to every
 client as serve's own, at the level the client set with logging/setLevel

@@ -18,10 +18,8 @@ import (
 //
 // takeTools is a sending middleware that takes a tools/list page's tools
 // out of the result the SDK decoded, before ListTools filters them, when
-// no tool of the page can be excluded: no tool is null and no inputSchema
-// holds a key "x-mcp-header" at any depth (the SDK's decoder matches
-// struct fields case-sensitively, so only that exact key, as decoded, can
-// set the annotation). ListTools then filters an empty list, and listTools
+// no tool of the page can be excluded: no tool is null and no property of
+// any tool's inputSchema holds the key "x-mcp-header" (see headerFree). ListTools then filters an empty list, and listTools
 // uses the tools taken. Any other page is left whole to the SDK, which
 // excludes what it excludes and logs it to the session's dropLog, as
 // before; so the tools a page yields, and the dropped ones, are what the
@@ -62,36 +60,36 @@ type toolsTakeKey struct{}
 // headerKey is the inputSchema keyword of the SDK's parameter headers.
 const headerKey = "x-mcp-header"
 
-// headerFree reports whether no tool is nil and no tool's inputSchema
-// holds the key headerKey anywhere, so that the SDK's filterValidTools
-// would keep every tool.
+// headerFree reports whether the SDK's filterValidTools would keep every
+// tool: no tool is nil, and no tool's inputSchema has a property, under
+// "properties" at the root or under "properties" of such a property, at
+// any depth, that holds the key headerKey. Those are the only places the
+// SDK reads an annotation from (it decodes the schema into a struct of
+// type, x-mcp-header and properties, matching the keys case-sensitively,
+// and checks an annotation only where it is present); where the decoded
+// keys put one, takeTools leaves the page to the SDK, which decides.
 func headerFree(tools []*mcp.Tool) bool {
 	for _, t := range tools {
-		if t == nil || hasKey(t.InputSchema, headerKey) {
+		if t == nil || headerIn(t.InputSchema) {
 			return false
 		}
 	}
 	return true
 }
 
-// hasKey reports whether v, a value decoded into an any, holds an object
-// with the key k at any depth. The SDK's decoder bounds the depth (1,000).
-func hasKey(v any, k string) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, ok := x[k]; ok {
+// headerIn reports whether a property of schema, a value decoded into an
+// any, or of one of its properties at any depth, holds the key headerKey.
+// The SDK's decoder bounds the depth (1,000).
+func headerIn(schema any) bool {
+	m, _ := schema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	for _, p := range props {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, has := pm[headerKey]; has || headerIn(pm) {
 			return true
-		}
-		for _, e := range x {
-			if hasKey(e, k) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if hasKey(e, k) {
-				return true
-			}
 		}
 	}
 	return false

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpward/mcpward/ports"
 )
 
-func TestHasKey(t *testing.T) {
+func TestHeaderIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		json string
@@ -24,9 +24,12 @@ func TestHasKey(t *testing.T) {
 		{"none", `{"type":"object","properties":{"a":{"type":"string"}}}`, false},
 		{"property", `{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}`, true},
 		{"nested", `{"properties":{"o":{"properties":{"a":{"x-mcp-header":"A"}}}}}`, true},
-		{"under any keyword", `{"$defs":{"x":[{"anyOf":[{"x-mcp-header":1}]}]}}`, true},
 		{"null value", `{"properties":{"a":{"x-mcp-header":null}}}`, true},
-		{"as a value only", `{"description":"x-mcp-header","enum":["x-mcp-header"]}`, false},
+		{"beside a bad sibling", `{"properties":{"a":true,"b":{"x-mcp-header":"B"}}}`, true},
+		{"at the root", `{"x-mcp-header":"A","properties":{}}`, false},
+		{"under another keyword", `{"$defs":{"x":{"properties":{"a":{"x-mcp-header":1}}}},"properties":{"a":{"items":{"x-mcp-header":"A"}}}}`, false},
+		{"properties as a property", `{"properties":{"properties":{"x-mcp-header":"A"}}}`, true},
+		{"as a value only", `{"description":"x-mcp-header","properties":{"a":{"enum":["x-mcp-header"]}}}`, false},
 		{"other case", `{"properties":{"a":{"X-MCP-Header":"A"}}}`, false},
 		{"escaped", `{"properties":{"a":{"x\u002dmcp-header":"A"}}}`, true},
 		{"not an object", `[1,"x-mcp-header",null]`, false},
@@ -34,7 +37,7 @@ func TestHasKey(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var v any
 			require.NoError(t, json.Unmarshal([]byte(tc.json), &v))
-			assert.Equal(t, tc.want, hasKey(v, headerKey))
+			assert.Equal(t, tc.want, headerIn(v))
 		})
 	}
 }
@@ -123,6 +126,9 @@ func FuzzListToolsTaken(f *testing.F) {
 		`{"tools":[{"name":"a","inputSchema":{"properties":{"p":{"type":"number","x-mcp-header":"P"}}}}]}`,
 		`{"tools":[{"name":"a","inputSchema":{"properties":{"p":{"type":"string","X-Mcp-Header":"P"}}}}]}`,
 		`{"tools":[{"name":"a","outputSchema":{"type":"object"},"title":"T","description":"D"}]}`,
+		`{"tools":[{"name":"a","inputSchema":{"x-mcp-header":"A","properties":{"p":{"items":{"x-mcp-header":"%"}}}}}]}`,
+		`{"tools":[{"name":"a","inputSchema":{"properties":{"p":{"type":"object","properties":{"q":{"type":"number","x-mcp-header":"Q"}}}}}},{"name":"b","inputSchema":{"properties":{"r":{"type":"string"}}}}]}`,
+		`{"tools":[{"name":"a","inputSchema":{"properties":{"p":true,"q":{"type":"number","x-mcp-header":"Q"}}}}]}`,
 		`{"tools":[{"name":1}]}`,
 		`{"tools":{}}`,
 		`{"Tools":[{"Name":"a"}]}`,

@@ -320,6 +320,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)
+	client.AddSendingMiddleware(takeTools)
 	sess.gate = newInboundGate()
 	sess.gate.install(client, conn)
 	if sess.host.roots.provider != nil {

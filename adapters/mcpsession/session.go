@@ -280,13 +280,21 @@ func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, err
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
 	s.drops.reset()
+	var take toolsTake
+	if s.identity.ProtocolVersion < firstUnsupportedGeneration {
+		ctx = context.WithValue(ctx, toolsTakeKey{}, &take) // listtools.go
+	}
 	res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 	dropped := s.drops.take()
 	if err != nil {
 		return ports.Page{}, err
 	}
-	tools := make([]ports.ToolItem, len(res.Tools))
-	for i, t := range res.Tools {
+	listed := res.Tools
+	if take.taken {
+		listed = take.tools
+	}
+	tools := make([]ports.ToolItem, len(listed))
+	for i, t := range listed {
 		tools[i] = toolItem(t)
 	}
 	return ports.Page{Tools: tools, Dropped: dropped, NextCursor: res.NextCursor}, nil

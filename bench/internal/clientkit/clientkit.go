@@ -77,6 +77,13 @@ type Figures struct {
 	// its tools; Tools is how many the listing kept.
 	ListNS int64 `json:"list_ns,omitempty"`
 	Tools  int   `json:"tools,omitempty"`
+	// ListCPUNS is the process's user+sys time (getrusage) over that
+	// connect and listing (a stdio server's start is its child's, not
+	// counted); ListBytes and ListAllocs are its TotalAlloc and Mallocs
+	// growth.
+	ListCPUNS  int64 `json:"list_cpu_ns,omitempty"`
+	ListBytes  int64 `json:"list_bytes,omitempty"`
+	ListAllocs int64 `json:"list_allocs,omitempty"`
 	// RetainedBytes is HeapAlloc after two GCs with the full server
 	// connected and its listing held.
 	RetainedBytes int64 `json:"retained_bytes,omitempty"`
@@ -124,6 +131,9 @@ type Options struct {
 	// MemProfile, when set, is a file to write a heap profile to, taken
 	// where the retained heap is measured.
 	MemProfile string
+	// ListProfile, when set, is a file to write a CPU profile of the
+	// connect and listing of the full server to.
+	ListProfile string
 }
 
 // Main parses the command line, measures d and prints its Figures as JSON;
@@ -140,6 +150,7 @@ func Main(kind string, d Driver) {
 	flag.IntVar(&o.Tools, "tools", fixture.Tools, "stdio: the full server's tools besides echo")
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the sequential calls to this file")
 	flag.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile to this file where the retained heap is measured")
+	flag.StringVar(&o.ListProfile, "listprofile", "", "write a CPU profile of the full server's connect and listing to this file")
 	flag.IntVar(&o.Fleet, "fleet", 0, "when > 0, only connect this many small servers at once and measure memory")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -200,13 +211,26 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 
 	// Connect to the full server and list its 10,000 tools.
 	runtime.GC()
+	stopList, err := startCPUProfile(o.ListProfile)
+	if err != nil {
+		return f, err
+	}
+	var lms0, lms1 runtime.MemStats
+	runtime.ReadMemStats(&lms0)
+	lcpu0 := cpuTime()
 	start := time.Now()
 	c, err := d.Connect(ctx, o.target("bench", true))
 	if err != nil {
+		stopList()
 		return f, fmt.Errorf("connect (full): %w", err)
 	}
 	defer c.Close()
 	f.ListNS = int64(time.Since(start))
+	f.ListCPUNS = int64(cpuTime() - lcpu0)
+	runtime.ReadMemStats(&lms1)
+	stopList()
+	f.ListBytes = int64(lms1.TotalAlloc - lms0.TotalAlloc)
+	f.ListAllocs = int64(lms1.Mallocs - lms0.Mallocs)
 	f.Tools = c.Tools()
 	f.RetainedBytes = int64(heapAfterGC())
 	if err := writeHeapProfile(o.MemProfile); err != nil {
@@ -300,6 +324,26 @@ func measureFleet(ctx context.Context, d Driver, o Options, f Figures) (Figures,
 	err = closer.Close()
 	f.FleetCloseNS = int64(time.Since(start))
 	return f, err
+}
+
+// startCPUProfile starts a CPU profile into path ("": nothing) and returns
+// the function that stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		fh.Close()
+	}, nil
 }
 
 // writeHeapProfile writes a heap profile to path ("": nothing).

@@ -52,12 +52,14 @@ func TestSmoke(t *testing.T) {
 				"connect": float64(f.ConnectNS), "listing": float64(f.ListNS), "retained": float64(f.RetainedBytes),
 				"p50": float64(f.CallP50NS), "p99": float64(f.CallP99NS), "bytes/call": float64(f.BytesPerCall),
 				"RSS": float64(f.RSSBytes), "calls/s": f.CallsPerSec,
+				"listing bytes": float64(f.ListBytes), "listing allocs": float64(f.ListAllocs),
 			} {
 				assert.Positive(t, v, "%s/%s %s", kind, tr, name)
 			}
 			assert.GreaterOrEqual(t, f.CallP99NS, f.CallP50NS, "%s/%s", kind, tr)
 			assert.GreaterOrEqual(t, f.CPUPerCallNS, int64(0), "%s/%s", kind, tr) // getrusage's tick may round 3 calls to 0
 			assert.GreaterOrEqual(t, f.RSSBytes, f.RetainedBytes, "%s/%s", kind, tr)
+			assert.GreaterOrEqual(t, f.ListCPUNS, int64(0), "%s/%s", kind, tr)
 
 			require.Len(t, r.Fleets[k], 1, "%s/%s", kind, tr)
 			fl := r.Fleets[k][0]
@@ -70,6 +72,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.Markdown(&out)
+	assert.Contains(t, out.String(), "| listing | listing CPU | listing bytes | listing allocs |")
 	for _, kind := range Kinds {
 		assert.Contains(t, out.String(), "| "+kind+" | stdio |")
 		assert.Contains(t, out.String(), "| "+kind+" | http |")

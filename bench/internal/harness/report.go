@@ -70,6 +70,18 @@ var callColumns = []column{
 	{"8 callers", func(f clientkit.Figures) float64 { return f.CallsPerSec }, rate},
 }
 
+// listColumns are the full server's connect and listing alone: time, the
+// client process's CPU (getrusage, a stdio server's own start excluded),
+// and what it allocated.
+var listColumns = []column{
+	{"listing", func(f clientkit.Figures) float64 { return float64(f.ListNS) }, dur},
+	{"listing CPU", func(f clientkit.Figures) float64 { return float64(f.ListCPUNS) }, dur},
+	{"listing bytes", func(f clientkit.Figures) float64 { return float64(f.ListBytes) }, size},
+	{"listing allocs", func(f clientkit.Figures) float64 { return float64(f.ListAllocs) }, count},
+}
+
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
+
 var fleetColumns = []column{
 	{"heap", func(f clientkit.Figures) float64 { return float64(f.FleetHeapBytes) }, size},
 	{"RSS", func(f clientkit.Figures) float64 { return float64(f.FleetRSSBytes) }, size},
@@ -133,6 +145,9 @@ func (r *Results) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "\nEvery stdio connect starts the server: the stdio 10k listing includes the full server's own start "+
 			"(building its tools; median %s, the same for every client).\n", dur(float64(ds[len(ds)/2])))
 	}
+	fmt.Fprintf(w, "\nThe listing of %d tools + echo alone (connect included): the client process's CPU (getrusage; "+
+		"a stdio server's start is its child's, not counted), bytes and allocations (runtime.MemStats).\n\n", c.Tools)
+	r.table(w, r.Runs, listColumns)
 	if len(r.Fleets) > 0 {
 		fmt.Fprintf(w, "\n%d servers connected at once (echo only; stdio: %d child processes), medians of %d rounds; "+
 			"heap is HeapAlloc after GC, RSS the client process's alone.\n\n", c.Fleet, c.Fleet, c.FleetRounds)

@@ -1,0 +1,96 @@
+package mcpsession
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The go-sdk's ClientSession.ListTools (mcp/client.go, v1.8.0) decodes a
+// page and then runs filterValidTools over its tools, which checks the
+// x-mcp-header annotations of every tool's inputSchema by re-encoding the
+// whole decoded schema with encoding/json and decoding it again, with a
+// fresh stream decoder and its 32 KiB buffer, into a struct
+// (streamable_headers.go, unmarshalSchemaProperties → remarshal). For a
+// tool without any x-mcp-header annotation that check cannot exclude it,
+// yet it was about 40% of the CPU and 70% of the bytes of listing 10,000
+// tools (BENCHMARKS.md, "Listing 10,000 tools").
+//
+// takeTools is a sending middleware that takes a tools/list page's tools
+// out of the result the SDK decoded, before ListTools filters them, when
+// no tool of the page can be excluded: no tool is null and no property of
+// any tool's inputSchema holds the key "x-mcp-header" (see headerFree). ListTools then filters an empty list, and listTools
+// uses the tools taken. Any other page is left whole to the SDK, which
+// excludes what it excludes and logs it to the session's dropLog, as
+// before; so the tools a page yields, and the dropped ones, are what the
+// SDK alone gives.
+//
+// It takes tools only for a request whose ctx carries a *toolsTake (put
+// there by listTools alone), and never on a session of protocol 2026-07-28
+// or later, where ListTools caches the result it returns (listTools does
+// not ask for it there).
+func takeTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "tools/list" {
+			return res, err
+		}
+		t, ok := ctx.Value(toolsTakeKey{}).(*toolsTake)
+		if !ok || t == nil {
+			return res, err
+		}
+		r, ok := res.(*mcp.ListToolsResult)
+		if !ok || r == nil || !headerFree(r.Tools) {
+			return res, err
+		}
+		t.tools, t.taken = r.Tools, true
+		r.Tools = nil
+		return r, nil
+	}
+}
+
+// toolsTake receives the tools takeTools took out of one tools/list page.
+type toolsTake struct {
+	tools []*mcp.Tool
+	taken bool
+}
+
+type toolsTakeKey struct{}
+
+// headerKey is the inputSchema keyword of the SDK's parameter headers.
+const headerKey = "x-mcp-header"
+
+// headerFree reports whether the SDK's filterValidTools would keep every
+// tool: no tool is nil, and no tool's inputSchema has a property, under
+// "properties" at the root or under "properties" of such a property, at
+// any depth, that holds the key headerKey. Those are the only places the
+// SDK reads an annotation from (it decodes the schema into a struct of
+// type, x-mcp-header and properties, matching the keys case-sensitively,
+// and checks an annotation only where it is present); where the decoded
+// keys put one, takeTools leaves the page to the SDK, which decides.
+func headerFree(tools []*mcp.Tool) bool {
+	for _, t := range tools {
+		if t == nil || headerIn(t.InputSchema) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerIn reports whether a property of schema, a value decoded into an
+// any, or of one of its properties at any depth, holds the key headerKey.
+// The SDK's decoder bounds the depth (1,000).
+func headerIn(schema any) bool {
+	m, _ := schema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	for _, p := range props {
+		pm, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, has := pm[headerKey]; has || headerIn(pm) {
+			return true
+		}
+	}
+	return false
+}

@@ -90,6 +90,8 @@ type Store struct {
 	// they contend for the cross-process flock, so goroutines do not poll.
 	approvalsMu chan struct{}
 	auditMu     chan struct{}
+	// auditQ groups concurrent Appends (auditbatch.go).
+	auditQ auditQueue
 }
 
 // Open opens the store in dir, creating dir (mode 0700) when it is missing;

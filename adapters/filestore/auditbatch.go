@@ -1,10 +1,12 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/mcpward/mcpward/ports"
@@ -27,6 +29,9 @@ type auditQueue struct {
 	// sync makes the written lines durable; nil means (*os.File).Sync
 	// (tests replace it to count or fail syncs).
 	sync func(*os.File) error
+	// lock and log are audit.lock and the log, held between writes by
+	// the holder of auditMu.
+	lock, log heldFile
 }
 
 // enqueue adds line to the pending batch (made when there is none) and
@@ -95,51 +100,124 @@ func (s *Store) appendLine(ctx context.Context, line []byte) error {
 	return batch.err
 }
 
+// heldFile is a file of the store kept open between audit writes, with
+// its identity when opened.
+type heldFile struct {
+	f  *os.File
+	fi fs.FileInfo
+}
+
+// drop closes h's file, if any.
+func (h *heldFile) drop() {
+	if h.f != nil {
+		_ = h.f.Close()
+	}
+	*h = heldFile{}
+}
+
+// held returns h's file when name still names it (and the path's current
+// info: its size is the file's), else opens name afresh (creating it when
+// missing) and holds that one. Only the holder of auditMu calls it.
+func (s *Store) held(h *heldFile, name string, flag int) (*os.File, fs.FileInfo, error) {
+	now, err := s.root.Stat(name)
+	if err == nil && h.f != nil && os.SameFile(h.fi, now) {
+		return h.f, now, nil
+	}
+	h.drop()
+	f, err := s.openOrCreate(name, flag)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, err
+	}
+	*h = heldFile{f: f, fi: fi}
+	return f, fi, nil
+}
+
 // writeAudit appends lines (nil ones skipped) to the audit log in one
 // write under an exclusive flock on audit.lock, then fsyncs the log.
+// audit.lock and the log stay open between writes (a file that the name
+// no longer names, such as a rotated log, is closed and the name opened
+// again), so a write costs a stat of each name, the flock, the write and
+// the fsync.
 func (s *Store) writeAudit(ctx context.Context, lines [][]byte) error {
-	var buf bytes.Buffer
+	var data []byte
 	for _, l := range lines {
-		buf.Write(l)
+		if data == nil {
+			data = l // one line alone is written as it is
+		} else if l != nil {
+			data = append(slices.Clip(data), l...)
+		}
 	}
-	if buf.Len() == 0 {
+	if len(data) == 0 {
 		return nil
 	}
-	data := buf.Bytes()
-	return s.withFileLock(ctx, auditLock, true, func() error {
-		f, err := s.openOrCreate(auditFile, os.O_RDWR|os.O_APPEND)
-		if err != nil {
-			return unavailable("cannot open audit log")
+	if err := ctx.Err(); err != nil {
+		return lockWaitError(err)
+	}
+	q := &s.auditQ
+	lk, _, err := s.held(&q.lock, auditLock, os.O_RDWR)
+	if err != nil {
+		return unavailable("cannot open store lock")
+	}
+	if err := waitFlock(ctx, lk, true); err != nil {
+		q.lock.drop()
+		if errors.Is(err, errWaitEnded) {
+			return lockWaitError(ctx.Err())
 		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return unavailable("cannot inspect audit log")
+		return unavailable("cannot take store lock")
+	}
+	defer funlock(lk)
+	err = s.writeLog(data)
+	if err != nil {
+		q.log.drop() // opened afresh next time
+	}
+	return err
+}
+
+// writeLog appends data to the audit log (ending a torn last line first)
+// and syncs it; the caller holds the flock.
+func (s *Store) writeLog(data []byte) error {
+	q := &s.auditQ
+	f, fi, err := s.held(&q.log, auditFile, os.O_RDWR|os.O_APPEND)
+	if err != nil {
+		return unavailable("cannot open audit log")
+	}
+	if !fi.Mode().IsRegular() {
+		return unavailable("audit log is not a regular file")
+	}
+	if size := fi.Size(); size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return unavailable("cannot read audit log")
 		}
-		if !fi.Mode().IsRegular() {
-			return unavailable("audit log is not a regular file")
+		if last[0] != '\n' {
+			data = append([]byte{'\n'}, data...)
 		}
-		if size := fi.Size(); size > 0 {
-			last := make([]byte, 1)
-			if _, err := f.ReadAt(last, size-1); err != nil {
-				return unavailable("cannot read audit log")
-			}
-			if last[0] != '\n' {
-				data = append([]byte{'\n'}, data...)
-			}
-		}
-		if _, err := f.Write(data); err != nil {
-			return unavailable("cannot write audit log")
-		}
-		sync := s.auditQ.sync
-		if sync == nil {
-			sync = (*os.File).Sync
-		}
-		if err := sync(f); err != nil {
-			return unavailable("cannot sync audit log")
-		}
-		return nil
-	})
+	}
+	if _, err := f.Write(data); err != nil {
+		return unavailable("cannot write audit log")
+	}
+	sync := q.sync
+	if sync == nil {
+		sync = (*os.File).Sync
+	}
+	if err := sync(f); err != nil {
+		return unavailable("cannot sync audit log")
+	}
+	return nil
+}
+
+// closeAudit closes the files held for audit writes, after the write in
+// progress, if any.
+func (s *Store) closeAudit() {
+	s.auditMu <- struct{}{}
+	defer func() { <-s.auditMu }()
+	s.auditQ.lock.drop()
+	s.auditQ.log.drop()
 }
 
 // lockWaitError is the error of a wait for the audit writer cut short by

@@ -156,3 +156,71 @@ func TestAuditAppendWithdrawnWhenCtxEnds(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, callRecord(2).Reason, recs[0].Reason)
 }
+
+// openFDs is the number of this process's open descriptors.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/dev/fd")
+	require.NoError(t, err)
+	return len(ents)
+}
+
+// TestAuditAppendFollowsARotatedLog: the log is kept open between
+// Appends, but once its name names another file (the old one renamed
+// away), records go to the file at the name.
+func TestAuditAppendFollowsARotatedLog(t *testing.T) {
+	s, dir := newStore(t)
+	require.NoError(t, s.Append(t.Context(), callRecord(1)))
+	held := s.auditQ.log.f
+	require.NoError(t, s.Append(t.Context(), callRecord(2)))
+	assert.Same(t, held, s.auditQ.log.f, "kept open between Appends")
+
+	require.NoError(t, os.Rename(filepath.Join(dir, auditFile), filepath.Join(dir, "audit.jsonl.1")))
+	require.NoError(t, s.Append(t.Context(), callRecord(3)))
+	recs, err := s.Records(t.Context())
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "the new log holds the new record alone")
+	assert.Equal(t, callRecord(3).Reason, recs[0].Reason)
+	old, err := os.ReadFile(filepath.Join(dir, "audit.jsonl.1"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(old), "n=003;")
+}
+
+// TestAuditAppendLocksTheLockFileAtItsName: audit.lock is kept open, but
+// when it is replaced, Append locks the file now at the name, so it
+// still excludes another process's writer.
+func TestAuditAppendLocksTheLockFileAtItsName(t *testing.T) {
+	s, dir := newStore(t)
+	require.NoError(t, s.Append(t.Context(), callRecord(1)))
+	lockPath := filepath.Join(dir, auditLock)
+	require.NoError(t, os.Remove(lockPath))
+	require.NoError(t, os.WriteFile(lockPath, nil, 0o600))
+	other, err := os.Open(lockPath)
+	require.NoError(t, err)
+	defer other.Close()
+	ok, err := tryFlock(other, true) // another writer holds the new lock file
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err = s.Append(ctx, callRecord(2))
+	require.ErrorIs(t, err, ports.ErrUnavailable, "waited for the lock at the name")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, funlock(other))
+	require.NoError(t, s.Append(t.Context(), callRecord(3)))
+	recs, err := s.Records(t.Context())
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+}
+
+// TestStoreCloseReleasesTheAuditFiles: the descriptors held for audit
+// writes are closed by Close, and an Append after Close is ErrUnavailable.
+func TestStoreCloseReleasesTheAuditFiles(t *testing.T) {
+	before := openFDs(t)
+	s, err := Open(filepath.Join(t.TempDir(), "store"))
+	require.NoError(t, err)
+	require.NoError(t, s.Append(t.Context(), callRecord(1)))
+	require.NoError(t, s.Close())
+	assert.Equal(t, before, openFDs(t))
+	assert.ErrorIs(t, s.Append(t.Context(), callRecord(2)), ports.ErrUnavailable)
+}

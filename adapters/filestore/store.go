@@ -135,6 +135,7 @@ func Open(dir string) (*Store, error) {
 // Close releases the directory. Operations after Close return
 // ports.ErrUnavailable; locks already held stay held until unlocked.
 func (s *Store) Close() error {
+	s.closeAudit()
 	if err := s.root.Close(); err != nil {
 		return fmt.Errorf("filestore: close: %w", ports.ErrUnavailable)
 	}

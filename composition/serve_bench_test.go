@@ -29,6 +29,7 @@ import (
 //	cd composition
 //	go test -run '^$' -bench 'GatewayStdioCall' -benchtime 3000x .
 //	go test -run '^$' -bench 'GatewayStdioCallAlone/serve$' -benchtime 5000x -cpuprofile cpu.out .
+//	go test -run '^$' -bench 'GatewayStdioCallParallel' -benchtime 8000x .
 
 // discardAudit is an AuditLog that keeps nothing: the benchmark line
 // without the audit append's write and sync.
@@ -204,6 +205,38 @@ func BenchmarkGatewayStdioCallAlone(b *testing.B) {
 			}
 			b.ReportMetric(float64(hostCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 			b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
+		})
+	}
+}
+
+// BenchmarkGatewayStdioCallParallel is 8 callers per CPU sharing one
+// client session through a Gateway, on the file store (durable audit)
+// and with the audit discarded: ns/op is wall time over calls, so its
+// inverse is the calls per second serve forwards, each still audited
+// durably before it returns (concurrent records share an fsync).
+func BenchmarkGatewayStdioCallParallel(b *testing.B) {
+	for _, v := range []string{"serve", "noaudit"} {
+		b.Run(v, func(b *testing.B) {
+			var audit ports.AuditLog = discardAudit{}
+			if v == "serve" {
+				audit = fileAudit(b)
+			}
+			cs, done := gatewayClient(b, audit)
+			defer done()
+			for range 20 {
+				benchCall(b, cs)
+			}
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r, err := cs.CallTool(context.Background(), benchParams)
+					if err != nil || r.IsError {
+						b.Error("call failed")
+						return
+					}
+				}
+			})
 		})
 	}
 }

@@ -75,16 +75,23 @@ func (q *auditQueue) take() *auditBatch {
 // flock and fsyncs it once, and every Append of the batch returns the
 // batch's outcome, only after that fsync. When ctx ends before a writer
 // took the line, the line is withdrawn (never written) and the error is
-// the lock wait's.
+// the lock wait's; when it ends while another Append writes the line,
+// the error is the same but the line may still be written.
 func (s *Store) appendLine(ctx context.Context, line []byte) error {
 	b, i := s.auditQ.enqueue(line)
 	if err := acquire(ctx, s.auditMu); err != nil {
 		if s.auditQ.withdraw(b, i) {
 			return lockWaitError(err)
 		}
-		// A writer has taken the batch: its outcome is this line's.
-		<-b.done
-		return b.err
+		// A writer has taken the batch: its outcome is this line's, unless
+		// ctx ends first (that writer waits with its own ctx, which may
+		// have no deadline); the line may then still be written.
+		select {
+		case <-b.done:
+			return b.err
+		case <-ctx.Done():
+			return lockWaitError(ctx.Err())
+		}
 	}
 	defer func() { <-s.auditMu }()
 	select {

@@ -258,3 +258,27 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 	})
 	b.ReportMetric(float64(n)/float64(b.N), "fsyncs/op")
 }
+
+// TestAuditAppendReturnsAtItsCtxWhileAnotherWrites: an Append whose
+// record another Append has taken to write (and that waits, perhaps
+// without a deadline, for another process's lock) still returns when its
+// own ctx ends.
+func TestAuditAppendReturnsAtItsCtxWhileAnotherWrites(t *testing.T) {
+	s, _ := newStore(t)
+	s.auditMu <- struct{}{} // this test is the writer
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Append(ctx, callRecord(1)) }()
+	require.Eventually(t, func() bool { return pendingLines(s) == 1 }, 10*time.Second, time.Millisecond)
+	b := s.auditQ.take() // taken to be written, and the write is stuck
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ports.ErrUnavailable)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(10 * time.Second):
+		t.Error("an Append outlived its ctx while another Append held its record")
+	}
+	close(b.done)
+	<-s.auditMu
+}

@@ -374,7 +374,9 @@ func (s *Store) Revoke(ctx context.Context, id ports.Identity) error {
 // last line is ended first so r stays whole). It returns ErrUnavailable
 // when the log cannot be written or synced, when r.Time's year is outside
 // 0-9999, or when ctx ends while waiting for the audit lock (ctx.Err() is
-// wrapped too; the Append that writes a group waits with its own ctx).
+// wrapped too; the Append that writes a group waits with its own ctx,
+// and a record whose ctx ended while another Append was writing it may
+// still be written).
 // Safe for concurrent use across goroutines and processes: every record
 // is kept whole.
 func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {

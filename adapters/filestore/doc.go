@@ -66,7 +66,10 @@
 // ports.ErrCorrupt and is never replaced.
 //
 // Append writes each record as one line, in one write, under an exclusive
-// flock on audit.lock, and fsyncs it; Records reads under a shared flock.
+// flock on audit.lock, and fsyncs it before it returns; the records of
+// concurrent Appends of one Store that wait while a write is being synced
+// go out together in the next write and share its fsync (group commit).
+// Records reads under a shared flock.
 // When a line cannot be decoded (including a final line torn by a crash),
 // Records returns ports.ErrCorrupt and no records, while Append still
 // appends: the log is append-only, so appending loses nothing, and a torn

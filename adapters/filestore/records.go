@@ -364,52 +364,27 @@ func (s *Store) Revoke(ctx context.Context, id ports.Identity) error {
 	})
 }
 
-// Append adds r at the end of the audit log as one line, written in one
-// write under the audit lock and fsynced. It appends even when an earlier
-// line is corrupt (nothing is lost; a torn last line is ended first so r
-// stays whole). It returns ErrUnavailable when the log cannot be written,
-// when r.Time's year is outside 0-9999, or when ctx ends while waiting for
-// the audit lock (ctx.Err() is wrapped too). Safe for concurrent use across
-// goroutines and processes: every record is kept whole.
+// Append adds r at the end of the audit log as one line and returns once
+// it is fsynced. Concurrent Appends of one Store are written together:
+// one write under the audit lock and one fsync for all the records that
+// waited while the previous write was being synced, and each Append
+// returns only after the fsync that covers its own record, with that
+// write's outcome (a failed write or fsync fails every record of it). It
+// appends even when an earlier line is corrupt (nothing is lost; a torn
+// last line is ended first so r stays whole). It returns ErrUnavailable
+// when the log cannot be written or synced, when r.Time's year is outside
+// 0-9999, or when ctx ends while waiting for the audit lock (ctx.Err() is
+// wrapped too; the Append that writes a group waits with its own ctx,
+// and a record whose ctx ended while another Append was writing it may
+// still be written).
+// Safe for concurrent use across goroutines and processes: every record
+// is kept whole.
 func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 	line, err := encodeRecord(r)
 	if err != nil {
 		return unavailable("audit record cannot be encoded")
 	}
-	if err := acquire(ctx, s.auditMu); err != nil {
-		return fmt.Errorf("filestore: store lock wait: %w: %w", ports.ErrUnavailable, err)
-	}
-	defer func() { <-s.auditMu }()
-	return s.withFileLock(ctx, auditLock, true, func() error {
-		f, err := s.openOrCreate(auditFile, os.O_RDWR|os.O_APPEND)
-		if err != nil {
-			return unavailable("cannot open audit log")
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return unavailable("cannot inspect audit log")
-		}
-		if !fi.Mode().IsRegular() {
-			return unavailable("audit log is not a regular file")
-		}
-		if size := fi.Size(); size > 0 {
-			last := make([]byte, 1)
-			if _, err := f.ReadAt(last, size-1); err != nil {
-				return unavailable("cannot read audit log")
-			}
-			if last[0] != '\n' {
-				line = append([]byte{'\n'}, line...)
-			}
-		}
-		if _, err := f.Write(line); err != nil {
-			return unavailable("cannot write audit log")
-		}
-		if err := f.Sync(); err != nil {
-			return unavailable("cannot sync audit log")
-		}
-		return nil
-	})
+	return s.appendLine(ctx, line)
 }
 
 // Records returns every audit record in append order, with times in UTC

@@ -90,6 +90,8 @@ type Store struct {
 	// they contend for the cross-process flock, so goroutines do not poll.
 	approvalsMu chan struct{}
 	auditMu     chan struct{}
+	// auditQ groups concurrent Appends (auditbatch.go).
+	auditQ auditQueue
 }
 
 // Open opens the store in dir, creating dir (mode 0700) when it is missing;
@@ -133,6 +135,7 @@ func Open(dir string) (*Store, error) {
 // Close releases the directory. Operations after Close return
 // ports.ErrUnavailable; locks already held stay held until unlocked.
 func (s *Store) Close() error {
+	s.closeAudit()
 	if err := s.root.Close(); err != nil {
 		return fmt.Errorf("filestore: close: %w", ports.ErrUnavailable)
 	}

@@ -513,13 +513,6 @@ func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-// wireResult is the JSON of a CallToolResult.
-type wireResult struct {
-	Content           json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-}
-
 // toResult is r as the SDK's result: its content blocks decoded by the
 // SDK, its structured content (already checked against the tool's output
 // schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
@@ -529,7 +522,7 @@ func toResult(r ports.ToolResult) *mcp.CallToolResult {
 	if len(content) == 0 || string(content) == "null" {
 		content = json.RawMessage("[]")
 	}
-	raw, err := json.Marshal(wireResult{Content: content, StructuredContent: r.StructuredContent, IsError: r.IsError})
+	raw, err := wireJSON(content, r.StructuredContent, r.IsError)
 	var out mcp.CallToolResult
 	if err == nil {
 		err = json.Unmarshal(raw, &out)

@@ -39,8 +39,11 @@ func benchCalls(b *testing.B, cs *mcp.ClientSession, tool string) {
 }
 
 // BenchmarkServeStdioCall: one tools/call of the example server's echo
-// through "mcpward serve ex" over stdio (client → mcpward → server).
-// Compare with BenchmarkDirectStdioCall.
+// through "mcpward serve ex" over stdio (client → mcpward → server),
+// interleaved call by call with the same call made directly to a second
+// example server (so that the machine's load moves both alike). p50-ns is
+// the median through serve, direct-p50-ns the direct one's, serve/direct
+// their ratio. BenchmarkDirectStdioCall is the direct call alone.
 func BenchmarkServeStdioCall(b *testing.B) {
 	bin, err := exampleServer()
 	require.NoError(b, err)
@@ -57,7 +60,37 @@ func BenchmarkServeStdioCall(b *testing.B) {
 		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
 		return err == nil && !r.IsError
 	}, 30*time.Second, 20*time.Millisecond)
-	benchCalls(b, cs, "echo")
+	direct, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
+	require.NoError(b, err)
+	defer direct.Close()
+	ctx := context.Background()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "benchmark"}}
+	call := func(s *mcp.ClientSession) time.Duration {
+		start := time.Now()
+		r, err := s.CallTool(ctx, params)
+		d := time.Since(start)
+		if err != nil || r.IsError {
+			b.Fatalf("call failed: %v", err)
+		}
+		return d
+	}
+	for range 20 { // warm up
+		call(cs)
+		call(direct)
+	}
+	ds := make([]time.Duration, 0, b.N)
+	dd := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		ds = append(ds, call(cs))
+		dd = append(dd, call(direct))
+	}
+	b.StopTimer()
+	slices.Sort(ds)
+	slices.Sort(dd)
+	b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(dd[len(dd)/2].Nanoseconds()), "direct-p50-ns")
+	b.ReportMetric(float64(ds[len(ds)/2])/float64(dd[len(dd)/2]), "serve/direct")
 }
 
 // BenchmarkDirectStdioCall: the same call with the go-sdk client speaking

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"github.com/mcpward/mcpward/ports"
@@ -141,7 +142,8 @@ func BenchmarkSmallCatalogs(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	cat := Build("store", ports.SessionIdentity{}, Lists{Tools: decodeTools(b, realisticToolsJSON(10_000, true))}, nil, nil)
 	set := NewSet([]*Catalog{cat}, nil)
-	host := cat.Tools[4321].HostName()
+	// A name as a call brings it: its own copy, not the catalog's string.
+	host := strings.Clone(cat.Tools[4321].HostName())
 	b.Run("Set.Tool", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

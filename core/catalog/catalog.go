@@ -186,9 +186,12 @@ type Catalog struct {
 	Stale bool
 
 	// slab holds the Tools (Tools[i] is &slab[i]); their records, strings
-	// and schemas are in srv.st.
-	slab []Tool
-	srv  *toolServer
+	// and schemas are in srv.st, whose str and index are copied here for
+	// Tool.
+	slab  []Tool
+	names string
+	index nameIndex
+	srv   *toolServer
 }
 
 // Build makes server's catalog from what Discover returned. It takes
@@ -435,9 +438,9 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	}
 	st.str = string(str.b)
 	st.paths = slices.Clip(st.paths)
-	st.index = newNameIndex(len(kept))
+	cat.names, cat.index = st.str, newNameIndex(len(kept))
 	for j := range st.recs {
-		st.index.put(st.get(st.recs[j].host), st.recs[j].host, uint32(j))
+		cat.index.put(st.get(st.recs[j].host), st.recs[j].host, uint32(j), 0)
 	}
 	for j, t := range cat.Tools {
 		i, r := kept[j], &st.recs[j]
@@ -497,15 +500,11 @@ func sortRejected(r []Rejected) {
 
 // Tool returns the admitted tool with host-facing name hostName.
 func (c *Catalog) Tool(hostName string) (*Tool, bool) {
-	if c.srv == nil || c.srv.st == nil {
+	x := c.index.get(c.names, hostName)
+	if x == nil {
 		return nil, false
 	}
-	st := c.srv.st
-	j, ok := st.index.get(st.str, hostName)
-	if !ok {
-		return nil, false
-	}
-	return &c.slab[j], true
+	return &c.slab[x.ref-1], true
 }
 
 // Complete reports whether discovery drained every declared list (no

@@ -8,6 +8,7 @@ import (
 	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpward/mcpward/ports"
 )
@@ -138,7 +139,9 @@ func BenchmarkSmallCatalogs(b *testing.B) {
 }
 
 // BenchmarkLookup looks one tool up by host-facing name in a Set and in
-// its Catalog of 10,000 tools: the lookup every call makes.
+// its Catalog of 10,000 tools: the lookup every call makes. "map" is a
+// map[string]*Tool of the same tools, what both looked tools up in
+// before the pointer-free store, for comparison in the same run.
 func BenchmarkLookup(b *testing.B) {
 	cat := Build("store", ports.SessionIdentity{}, Lists{Tools: decodeTools(b, realisticToolsJSON(10_000, true))}, nil, nil)
 	set := NewSet([]*Catalog{cat}, nil)
@@ -160,6 +163,28 @@ func BenchmarkLookup(b *testing.B) {
 			}
 		}
 	})
+	// What Set.Tool and Catalog.Tool were before the pointer-free
+	// store: a map by host-facing name.
+	byHost := make(map[string]*Tool, len(cat.Tools))
+	for _, t := range cat.Tools {
+		byHost[t.HostName()] = t
+	}
+	b.Run("map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := byHost[host]; !ok {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("map/missing", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := byHost["store__no_such_tool"]; ok {
+				b.Fatal("found")
+			}
+		}
+	})
 	b.Run("Set.Tool/missing", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -168,4 +193,50 @@ func BenchmarkLookup(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLookupInterleaved times Set.Tool, Catalog.Tool and a
+// map[string]*Tool (the lookup before the pointer-free store) in
+// alternating rounds of 1,000 lookups each, so that the load of a shared
+// machine weighs on all three alike, and reports each one's ns per
+// lookup and its ratio to the map's.
+func BenchmarkLookupInterleaved(b *testing.B) {
+	cat := Build("store", ports.SessionIdentity{}, Lists{Tools: decodeTools(b, realisticToolsJSON(10_000, true))}, nil, nil)
+	set := NewSet([]*Catalog{cat}, nil)
+	byHost := make(map[string]*Tool, len(cat.Tools))
+	for _, t := range cat.Tools {
+		byHost[t.HostName()] = t
+	}
+	hosts := make([]string, 64)
+	for i := range hosts {
+		hosts[i] = strings.Clone(cat.Tools[i*151].HostName())
+	}
+	var sink *Tool
+	kinds := []func(string) (*Tool, bool){
+		func(h string) (*Tool, bool) { t, ok := byHost[h]; return t, ok },
+		set.Tool,
+		cat.Tool,
+	}
+	var spent [3]time.Duration
+	rounds := 0
+	for b.Loop() {
+		for k, f := range kinds {
+			start := time.Now()
+			for i := range 1000 {
+				t, ok := f(hosts[i&63])
+				if !ok {
+					b.Fatal("not found")
+				}
+				sink = t
+			}
+			spent[k] += time.Since(start)
+		}
+		rounds++
+	}
+	_ = sink
+	for k, name := range []string{"map", "Set.Tool", "Catalog.Tool"} {
+		b.ReportMetric(float64(spent[k].Nanoseconds())/float64(rounds*1000), name+"-ns")
+	}
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "Set/map")
+	b.ReportMetric(float64(spent[2])/float64(spent[0]), "Catalog/map")
 }

@@ -18,8 +18,9 @@ const KindServer ports.ListKind = "server"
 type Set struct {
 	cats []*Catalog
 	// order is every admitted tool, sorted by host-facing name, as the
-	// index into cats and the tool's index there; index finds a position
-	// in order by host-facing name, names holding the names.
+	// index into cats and the tool's index there; index finds a tool by
+	// host-facing name (ref: the index into cats, aux: the tool's),
+	// names holding the names.
 	order    []toolRef
 	names    string
 	index    nameIndex
@@ -89,7 +90,7 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 	s.names = string(str.b)
 	s.index = newNameIndex(len(s.order))
 	for j, sp := range spans {
-		s.index.put(s.names[sp.off:sp.off+sp.n], sp, uint32(j))
+		s.index.put(s.names[sp.off:sp.off+sp.n], sp, s.order[j].cat, s.order[j].i)
 	}
 	s.addEntries()
 	sortRejected(s.rejected)
@@ -103,11 +104,11 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 // cap), HostTools gives the same tools as []ports.Tool for a host's
 // generic tool slot.
 func (s *Set) Tool(hostName string) (*Tool, bool) {
-	j, ok := s.index.get(s.names, hostName)
-	if !ok {
+	x := s.index.get(s.names, hostName)
+	if x == nil {
 		return nil, false
 	}
-	return s.tool(s.order[j]), true
+	return &s.cats[x.ref-1].slab[x.aux], true
 }
 
 // Tools returns every admitted tool, sorted by host-facing name, in a new

@@ -54,7 +54,6 @@ type toolStore struct {
 	recs  []toolRec
 	paths []span
 	sch   schemaStore
-	index nameIndex
 }
 
 func (s *toolStore) get(sp span) string { return s.str[sp.off : sp.off+sp.n] }
@@ -194,8 +193,9 @@ type nameIndex struct {
 }
 
 // nameSlot is one name: names[off:off+n], with the low 32 bits of its
-// hash (tag) and ref+1 (0: the slot is empty).
-type nameSlot struct{ tag, off, n, ref uint32 }
+// hash (tag), ref+1 (0: the slot is empty) and aux, a second number the
+// index keeps for its user.
+type nameSlot struct{ tag, off, n, ref, aux uint32 }
 
 // newNameIndex returns the index of count names; put adds them.
 func newNameIndex(count int) nameIndex {
@@ -206,33 +206,34 @@ func newNameIndex(count int) nameIndex {
 	return x
 }
 
-// put adds name (names[sp]) with ref; the names must be distinct.
-func (x *nameIndex) put(name string, sp span, ref uint32) {
+// put adds name (names[sp]) with ref and aux; the names must be
+// distinct.
+func (x *nameIndex) put(name string, sp span, ref, aux uint32) {
 	h := maphash.String(x.seed, name)
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		if x.slots[i].ref == 0 {
-			x.slots[i] = nameSlot{tag: uint32(h), off: sp.off, n: sp.n, ref: ref + 1}
+			x.slots[i] = nameSlot{tag: uint32(h), off: sp.off, n: sp.n, ref: ref + 1, aux: aux}
 			return
 		}
 	}
 }
 
-// get returns the ref of name, which names holds at the offsets put was
-// given.
-func (x *nameIndex) get(names, name string) (uint32, bool) {
+// get returns the slot of name, which names holds at the offsets put was
+// given, or nil.
+func (x *nameIndex) get(names, name string) *nameSlot {
 	if len(x.slots) == 0 {
-		return 0, false
+		return nil
 	}
 	h := maphash.String(x.seed, name)
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &x.slots[i]
 		if s.ref == 0 {
-			return 0, false
+			return nil
 		}
 		if s.tag == uint32(h) && int(s.n) == len(name) && names[s.off:s.off+s.n] == name {
-			return s.ref - 1, true
+			return s
 		}
 	}
 }

@@ -386,7 +386,7 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			size += len(p)
 		}
 	}
-	str.b = make([]byte, 0, size)
+	str.Grow(size)
 	st.recs = make([]toolRec, len(kept))
 	cat.slab = make([]Tool, len(kept))
 	cat.Tools = make([]*Tool, len(kept))
@@ -436,11 +436,11 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		}
 		cat.Tools[j] = t
 	}
-	st.str = string(str.b)
+	st.str = str.String()
 	st.paths = slices.Clip(st.paths)
 	cat.names, cat.index = st.str, newNameIndex(len(kept))
 	for j := range st.recs {
-		cat.index.put(st.get(st.recs[j].host), st.recs[j].host, uint32(j), 0)
+		cat.index.put(st.get(st.recs[j].host), st.recs[j].host.off, uint32(j), 0)
 	}
 	for j, t := range cat.Tools {
 		i, r := kept[j], &st.recs[j]

@@ -37,6 +37,13 @@ func readGCMetrics() (cycles uint64, markSec, idleSec float64, scanHeap uint64) 
 
 var sinkGarbage any
 
+// callerFunc is a Caller that keeps nothing.
+type callerFunc func(context.Context, ports.CallRequest) (ports.CallResult, error)
+
+func (f callerFunc) Call(ctx context.Context, r ports.CallRequest) (ports.CallResult, error) {
+	return f(ctx, r)
+}
+
 // callGarbage allocates about what one call's decoding leaves behind: a
 // 32 KiB read buffer and a decoded result, pointers and all.
 func callGarbage(res []byte) {
@@ -61,11 +68,10 @@ func BenchmarkGCWithCatalog(b *testing.B) {
 	for _, n := range []int{0, 10_000} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			res := []byte(`{"content":[{"type":"text","text":"{\"records\":[{\"id\":1,\"kind\":\"a\"},{\"id\":2,\"kind\":\"b\"}]}"}],"_meta":{"a":[1,2,3],"b":{"c":"d"}}}`)
-			c := &fakeCaller{}
-			c.fn = func(context.Context, ports.CallRequest) (ports.CallResult, error) {
+			c := callerFunc(func(context.Context, ports.CallRequest) (ports.CallResult, error) {
 				callGarbage(res)
 				return ports.CallResult{Content: json.RawMessage(`[{"type":"text","text":"ok"}]`)}, nil
-			}
+			})
 			var data []byte
 			if n > 0 {
 				data = realisticToolsJSON(n, true)

@@ -13,6 +13,9 @@ import (
 
 // Packing bounds.
 const (
+	// minChunk and maxChunk bound the blocks a packer packs into.
+	minChunk = 1 << 10
+	maxChunk = 64 << 10
 	// parallelMin is the number of tools per goroutine below which Build
 	// narrows on one goroutine.
 	parallelMin = 512
@@ -81,15 +84,18 @@ func (t *strtab) clip() {
 }
 
 // packer narrows schemas and packs the results: identical narrowed
-// schemas are stored once, all of them end to end in data (a buffer that
-// grows as it fills; Build copies it into the catalog's exact-size slab,
-// see schemaBuilder), schema k being data[recs[k].off:][:recs[k].n].
+// schemas are stored once, all of them end to end in blocks (Build
+// copies them into the catalog's exact-size slab, see schemaBuilder).
+// Schema k is chunks[recs[k].tab][recs[k].off:][:recs[k].n], the last
+// chunk being data, the block being filled.
 type packer struct {
 	narrower
-	data []byte
-	recs []schemaRec
-	seed maphash.Seed
-	seen map[uint64]uint32
+	chunks [][]byte
+	data   []byte
+	size   int // bytes stored, in chunks and data
+	recs   []schemaRec
+	seed   maphash.Seed
+	seen   map[uint64]uint32
 	// tab is the string table of this packer's entries; strs maps each
 	// string literal met so far to its index in tab, or to -1 when it
 	// was met only once (and is stored inline in that one schema).
@@ -205,27 +211,42 @@ func (p *packer) pack(schema map[string]any) (uint32, []string) {
 	h := maphash.Bytes(p.seed, p.buf)
 	prev, hashed := p.seen[h]
 	if hashed {
-		r := p.recs[prev]
-		p.dec = p.tab.expand(p.dec[:0], p.data[r.off:r.off+r.n])
+		p.dec = p.tab.expand(p.dec[:0], p.bytes(prev))
 		if bytes.Equal(p.dec, p.buf) {
 			return prev, p.dropped
 		}
 	}
 	p.enc = p.encode(p.enc[:0], p.buf)
 	k := uint32(len(p.recs))
-	p.recs = append(p.recs, schemaRec{off: uint32(len(p.data)), n: uint32(len(p.enc))})
+	if cap(p.data)-len(p.data) < len(p.enc) {
+		if p.data != nil {
+			p.chunks = append(p.chunks, p.data)
+		}
+		// Blocks double from minChunk to maxChunk, so that a small
+		// catalog's garbage is small and a large one's is one block.
+		p.data = make([]byte, 0, max(len(p.enc), min(max(2*cap(p.data), minChunk), maxChunk)))
+	}
+	p.recs = append(p.recs, schemaRec{off: uint32(len(p.data)), n: uint32(len(p.enc)), tab: uint32(len(p.chunks))})
 	p.data = append(p.data, p.enc...)
+	p.size += len(p.enc)
 	if !hashed {
 		p.seen[h] = k
 	}
 	return k, p.dropped
 }
 
-// json returns the JSON of p's schema k (for tests).
-func (p *packer) json(k uint32) []byte {
+// bytes returns the packed form of p's schema k.
+func (p *packer) bytes(k uint32) []byte {
 	r := p.recs[k]
-	return p.tab.expand(nil, p.data[r.off:r.off+r.n])
+	c := p.data
+	if int(r.tab) < len(p.chunks) {
+		c = p.chunks[r.tab]
+	}
+	return c[r.off : r.off+r.n]
 }
+
+// json returns the JSON of p's schema k (for tests).
+func (p *packer) json(k uint32) []byte { return p.tab.expand(nil, p.bytes(k)) }
 
 // objectSchema returns the inputSchema v as a map when it is one Build
 // admits: a JSON object whose "type", when present, is "object".

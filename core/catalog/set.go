@@ -22,6 +22,7 @@ type Set struct {
 	// host-facing name (ref: the index into cats, aux: the tool's),
 	// names holding the names.
 	order    []toolRef
+	slabs    [][]Tool // slabs[i] is cats[i].slab
 	names    string
 	index    nameIndex
 	rejected []Rejected
@@ -31,7 +32,7 @@ type Set struct {
 // toolRef is a Set's reference to tool i of cats[cat].
 type toolRef struct{ cat, i uint32 }
 
-func (s *Set) tool(r toolRef) *Tool { return &s.cats[r.cat].slab[r.i] }
+func (s *Set) tool(r toolRef) *Tool { return &s.slabs[r.cat][r.i] }
 
 // NewSet makes the Set of cats (nil entries are skipped) plus rejected,
 // the entries rejected before any catalog existed (Kind KindServer and the
@@ -62,6 +63,10 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 			owner[h] = ci
 		}
 	}
+	s.slabs = make([][]Tool, len(s.cats))
+	for i, c := range s.cats {
+		s.slabs[i] = c.slab
+	}
 	s.order = make([]toolRef, 0, total)
 	size := 0
 	for ci, c := range s.cats {
@@ -82,15 +87,15 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 	slices.SortFunc(s.order, func(a, b toolRef) int { return cmp.Compare(s.tool(a).HostName(), s.tool(b).HostName()) })
 	s.order = slices.Clip(s.order)
 	var str strBuilder
-	str.b = make([]byte, 0, size)
+	str.Grow(size)
 	spans := make([]span, len(s.order))
 	for j, r := range s.order {
 		spans[j] = str.add(s.tool(r).HostName())
 	}
-	s.names = string(str.b)
+	s.names = str.String()
 	s.index = newNameIndex(len(s.order))
 	for j, sp := range spans {
-		s.index.put(s.names[sp.off:sp.off+sp.n], sp, s.order[j].cat, s.order[j].i)
+		s.index.put(s.names[sp.off:sp.off+sp.n], sp.off, s.order[j].cat, s.order[j].i)
 	}
 	s.addEntries()
 	sortRejected(s.rejected)
@@ -108,7 +113,7 @@ func (s *Set) Tool(hostName string) (*Tool, bool) {
 	if x == nil {
 		return nil, false
 	}
-	return &s.cats[x.ref-1].slab[x.aux], true
+	return &s.slabs[x.ref-1][x.aux], true
 }
 
 // Tools returns every admitted tool, sorted by host-facing name, in a new

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -16,7 +17,8 @@ import (
 // handful of heap objects, most of them never scanned, instead of some
 // twenty thousand strings and maps of pointers re-marked on every GC
 // cycle. A *Tool is a small struct in one slice per catalog; its record
-// is found by index.
+// is found by index. Offsets are 32 bits: Discover's byte bound keeps a
+// listing many times below 4 GiB.
 
 // span is a stretch of a toolStore's str (or, for narrowed paths, of its
 // paths): str[off:off+n].
@@ -70,12 +72,13 @@ func (s *toolStore) strings(sp span) []string {
 	return out
 }
 
-// strBuilder lays strings out end to end for a toolStore.
-type strBuilder struct{ b []byte }
+// strBuilder lays strings out end to end, in one allocation when Grow
+// was given their total length.
+type strBuilder struct{ strings.Builder }
 
 func (b *strBuilder) add(s string) span {
-	sp := span{uint32(len(b.b)), uint32(len(s))}
-	b.b = append(b.b, s...)
+	sp := span{uint32(b.Len()), uint32(len(s))}
+	b.WriteString(s)
 	return sp
 }
 
@@ -165,7 +168,7 @@ func (b *schemaBuilder) build() schemaStore {
 	var s schemaStore
 	size, n := 0, 0
 	for _, p := range b.packers {
-		size += len(p.data)
+		size += p.size
 		n += len(p.recs)
 	}
 	s.data = make([]byte, 0, size)
@@ -174,10 +177,17 @@ func (b *schemaBuilder) build() schemaStore {
 	b.base = make(map[*packer]uint32, len(b.packers))
 	for i, p := range b.packers {
 		b.base[p] = uint32(len(s.recs))
-		off := uint32(len(s.data))
-		s.data = append(s.data, p.data...)
+		starts := make([]uint32, len(p.chunks)+1)
+		for c := range starts {
+			starts[c] = uint32(len(s.data))
+			if c < len(p.chunks) {
+				s.data = append(s.data, p.chunks[c]...)
+			} else {
+				s.data = append(s.data, p.data...)
+			}
+		}
 		for _, r := range p.recs {
-			s.recs = append(s.recs, schemaRec{off: off + r.off, n: r.n, tab: uint32(i)})
+			s.recs = append(s.recs, schemaRec{off: starts[r.tab] + r.off, n: r.n, tab: uint32(i)})
 		}
 		s.tabs[i] = *p.tab
 	}
@@ -185,54 +195,63 @@ func (b *schemaBuilder) build() schemaStore {
 	return s
 }
 
-// nameIndex finds a name among n names laid out in one string, by open
-// addressing over slots that hold no pointer.
+// nameIndex finds a host-facing name among names laid out in one
+// string, by open addressing over slots that hold no pointer.
 type nameIndex struct {
 	seed  maphash.Seed
-	slots []nameSlot // a power of two long, at least twice the names; nil when none
+	slots []nameSlot // a power of two long, over 4/3 of the names; nil when none
 }
 
-// nameSlot is one name: names[off:off+n], with the low 32 bits of its
-// hash (tag), ref+1 (0: the slot is empty) and aux, a second number the
-// index keeps for its user.
-type nameSlot struct{ tag, off, n, ref, aux uint32 }
+// nameSlot is one name, names[off:off+len]: key is the high 24 bits of
+// its hash above its length (8 bits; host-facing names are at most
+// MaxToolNameLen bytes), ref+1 (0: the slot is empty) and aux, a second
+// number the index keeps for its user. 16 bytes: four slots to a cache
+// line.
+type nameSlot struct{ key, off, ref, aux uint32 }
+
+// slotKey is the key of a name of length n and hash h.
+func slotKey(h uint64, n int) uint32 { return uint32(h>>32)&^0xff | uint32(n) }
 
 // newNameIndex returns the index of count names; put adds them.
 func newNameIndex(count int) nameIndex {
 	x := nameIndex{seed: maphash.MakeSeed()}
 	if count > 0 {
-		x.slots = make([]nameSlot, 1<<bits.Len(uint(2*count-1)))
+		x.slots = make([]nameSlot, 1<<bits.Len(uint(count+count/3)))
 	}
 	return x
 }
 
-// put adds name (names[sp]) with ref and aux; the names must be
-// distinct.
-func (x *nameIndex) put(name string, sp span, ref, aux uint32) {
+// put adds name, which starts at off, with ref and aux; the names must
+// be distinct and at most 255 bytes long.
+func (x *nameIndex) put(name string, off, ref, aux uint32) {
+	if len(name) > 0xff {
+		panic("catalog: a host-facing name longer than 255 bytes")
+	}
 	h := maphash.String(x.seed, name)
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		if x.slots[i].ref == 0 {
-			x.slots[i] = nameSlot{tag: uint32(h), off: sp.off, n: sp.n, ref: ref + 1, aux: aux}
+			x.slots[i] = nameSlot{key: slotKey(h, len(name)), off: off, ref: ref + 1, aux: aux}
 			return
 		}
 	}
 }
 
-// get returns the slot of name, which names holds at the offsets put was
+// get returns the slot of name, which names holds at the offset put was
 // given, or nil.
 func (x *nameIndex) get(names, name string) *nameSlot {
-	if len(x.slots) == 0 {
+	if len(x.slots) == 0 || len(name) > 0xff {
 		return nil
 	}
 	h := maphash.String(x.seed, name)
+	key := slotKey(h, len(name))
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &x.slots[i]
 		if s.ref == 0 {
 			return nil
 		}
-		if s.tag == uint32(h) && int(s.n) == len(name) && names[s.off:s.off+s.n] == name {
+		if s.key == key && names[s.off:s.off+uint32(len(name))] == name {
 			return s
 		}
 	}

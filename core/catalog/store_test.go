@@ -125,6 +125,12 @@ func TestStoreRoundTrip(t *testing.T) {
 	all, _ := cat.Tool(ToolName("srv", "all"))
 	assert.Equal(t, []string{"/properties/x"}, all.Narrowed())
 	assert.Equal(t, []string{"/properties/r"}, all.OutputNarrowed())
+	for _, name := range []string{"srv", "", "\x00", strings.Repeat("x", 300)} {
+		_, ok := cat.Tool(name)
+		assert.False(t, ok, "%q", name)
+		_, ok = set.Tool(name)
+		assert.False(t, ok, "%q", name)
+	}
 	_, ok := cat.Tool("srv")
 	assert.False(t, ok)
 	_, ok = set.Tool(ToolName("srv", "all") + "x")
@@ -232,4 +238,45 @@ func TestStoreConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestNameIndex puts names of every length up to 255 bytes, of any bytes,
+// and finds each, and none of a set of near misses.
+func TestNameIndex(t *testing.T) {
+	var names []string
+	seen := map[string]bool{}
+	for i := range 3000 {
+		n := (i * 7) % 256
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(i*31 + j*17)
+		}
+		if s := string(b); !seen[s] {
+			seen[s] = true
+			names = append(names, s)
+		}
+	}
+	var sb strBuilder
+	offs := make([]uint32, len(names))
+	for i, s := range names {
+		offs[i] = sb.add(s).off
+	}
+	all := sb.String()
+	x := newNameIndex(len(names))
+	for i, s := range names {
+		x.put(s, offs[i], uint32(i), uint32(2*i))
+	}
+	for i, s := range names {
+		got := x.get(all, strings.Clone(s))
+		require.NotNil(t, got, "name %d", i)
+		assert.Equal(t, uint32(i+1), got.ref)
+		assert.Equal(t, uint32(2*i), got.aux)
+		if len(s) > 0 && !seen[s[1:]] {
+			assert.Nil(t, x.get(all, s[1:]), "a suffix of name %d", i)
+		}
+		if !seen[s+"x"] {
+			assert.Nil(t, x.get(all, s+"x"), "name %d and more", i)
+		}
+	}
+	assert.Panics(t, func() { x.put(strings.Repeat("y", 256), 0, 0, 0) })
 }

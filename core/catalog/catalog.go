@@ -442,7 +442,7 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	for j := range st.recs {
 		cat.index.put(st.get(st.recs[j].host), st.recs[j].host.off, uint32(j), 0)
 	}
-	for j, t := range cat.Tools {
+	for j := range cat.Tools {
 		i, r := kept[j], &st.recs[j]
 		name := st.get(r.name)
 		if r.narrowed.n > 0 {
@@ -457,7 +457,6 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		if outputInvalid[i] {
 			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: name, Reason: DiagOutputSchemaInvalid})
 		}
-		_ = t
 	}
 	for _, d := range l.Dropped {
 		reason := d.Reason
@@ -500,11 +499,23 @@ func sortRejected(r []Rejected) {
 
 // Tool returns the admitted tool with host-facing name hostName.
 func (c *Catalog) Tool(hostName string) (*Tool, bool) {
-	x := c.index.get(c.names, hostName)
-	if x == nil {
+	// nameIndex.get, by hand (see Set.Tool).
+	slots := c.index.slots
+	if len(slots) == 0 || len(hostName) > 0xff {
 		return nil, false
 	}
-	return &c.slab[x.ref-1], true
+	h := maphash.String(c.index.seed, hostName)
+	key := slotKey(h, len(hostName))
+	mask := uint64(len(slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		x := &slots[i]
+		if x.ref == 0 {
+			return nil, false
+		}
+		if x.key == key && c.names[x.off:x.off+uint32(len(hostName))] == hostName {
+			return &c.slab[x.ref-1], true
+		}
+	}
 }
 
 // Complete reports whether discovery drained every declared list (no

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 
 	"github.com/mcpward/mcpward/ports"
@@ -109,11 +110,23 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 // cap), HostTools gives the same tools as []ports.Tool for a host's
 // generic tool slot.
 func (s *Set) Tool(hostName string) (*Tool, bool) {
-	x := s.index.get(s.names, hostName)
-	if x == nil {
+	// nameIndex.get, by hand: this is every call's lookup.
+	slots := s.index.slots
+	if len(slots) == 0 || len(hostName) > 0xff {
 		return nil, false
 	}
-	return &s.slabs[x.ref-1][x.aux], true
+	h := maphash.String(s.index.seed, hostName)
+	key := slotKey(h, len(hostName))
+	mask := uint64(len(slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		x := &slots[i]
+		if x.ref == 0 {
+			return nil, false
+		}
+		if x.key == key && s.names[x.off:x.off+uint32(len(hostName))] == hostName {
+			return &s.slabs[x.ref-1][x.aux], true
+		}
+	}
 }
 
 // Tools returns every admitted tool, sorted by host-facing name, in a new

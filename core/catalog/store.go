@@ -246,8 +246,9 @@ func (x *nameIndex) get(names, name string) *nameSlot {
 	h := maphash.String(x.seed, name)
 	key := slotKey(h, len(name))
 	mask := uint64(len(x.slots) - 1)
+	slots := x.slots
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := &x.slots[i]
+		s := &slots[i]
 		if s.ref == 0 {
 			return nil
 		}

@@ -66,7 +66,15 @@ const (
 	// ReasonPolicyDenied: a managed policy pattern (Options.DeniedTools)
 	// matches the tool.
 	ReasonPolicyDenied = "policy_denied"
+	// ReasonCatalogTooLarge: the admitted tools' strings or narrowed
+	// schemas add up to more than a catalog keeps (4 GiB each, far above
+	// Discover's default bounds); every tool is rejected with it.
+	ReasonCatalogTooLarge = "catalog_too_large"
 )
+
+// maxStoreBytes is the most bytes of strings, and of packed schemas, one
+// catalog keeps (its offsets are 32 bits); a test lowers it.
+var maxStoreBytes = math.MaxUint32
 
 // Diagnostic.Reason words of Build.
 const (
@@ -208,7 +216,10 @@ type Catalog struct {
 // tool matching one of opts.DeniedTools is rejected with "policy_denied"
 // and one that opts.IncludeTools or opts.ExcludeTools leave out with
 // "tool_filtered": neither ever reaches the host's tool set, nor takes
-// part in a name collision. Every Lists.Dropped entry
+// part in a name collision. Should the admitted tools' strings or
+// narrowed schemas exceed what a catalog keeps (4 GiB each; Discover's
+// default bound is 32 MiB), every tool is rejected with
+// "catalog_too_large". Every Lists.Dropped entry
 // is rejected with its reason. A prompt that is not a JSON object with a
 // string "name", a resource without a string "uri" or a template without a
 // string "uriTemplate" is rejected with "invalid_entry".
@@ -364,8 +375,6 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		outPacker.done()
 		sb.add(outPacker)
 	}
-	st := &toolStore{sch: sb.build()}
-	srv.st = st
 	// Every string of every tool, end to end: the server's name is the
 	// end of the host name whenever it fits there, and then shares it.
 	var str strBuilder
@@ -386,6 +395,17 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			size += len(p)
 		}
 	}
+	if schemas := sb.size(); size > maxStoreBytes || schemas > maxStoreBytes {
+		// Offsets are 32 bits: only a host that raised Discover's byte
+		// bound past 4 GiB gets here. No tool is admitted.
+		for _, i := range kept {
+			reject(ports.ListTools, drafts[i].name, ReasonCatalogTooLarge)
+		}
+		kept, size, outPacker = kept[:0], 0, nil
+		sb = schemaBuilder{}
+	}
+	st := &toolStore{sch: sb.build()}
+	srv.st = st
 	str.Grow(size)
 	st.recs = make([]toolRec, len(kept))
 	cat.slab = make([]Tool, len(kept))

@@ -162,6 +162,15 @@ func (b *schemaBuilder) add(p *packer) {
 	}
 }
 
+// size returns the bytes build will copy.
+func (b *schemaBuilder) size() int {
+	n := 0
+	for _, p := range b.packers {
+		n += p.size
+	}
+	return n
+}
+
 // build copies the packers' schemas into one exact-size slab and sets
 // base. Every packer must be done.
 func (b *schemaBuilder) build() schemaStore {

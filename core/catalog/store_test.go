@@ -280,3 +280,26 @@ func TestNameIndex(t *testing.T) {
 	}
 	assert.Panics(t, func() { x.put(strings.Repeat("y", 256), 0, 0, 0) })
 }
+
+// TestStoreTooLarge: past the bytes a catalog keeps (lowered here), every
+// tool is rejected by name rather than stored at a wrong offset.
+func TestStoreTooLarge(t *testing.T) {
+	saved := maxStoreBytes
+	t.Cleanup(func() { maxStoreBytes = saved })
+	items := []ports.ToolItem{item(t, "a", `{"properties":{"x":{"type":"integer"}}}`), item(t, "b", `{}`)}
+	for _, limit := range []int{10, 30} { // below the strings; below the schemas only
+		maxStoreBytes = limit
+		if limit == 30 {
+			items[0].Description, items[1].Description = "", ""
+		}
+		cat := Build("s", ports.SessionIdentity{}, Lists{Tools: items}, nil, nil)
+		assert.Empty(t, cat.Tools, "limit %d", limit)
+		assert.Equal(t, []Rejected{{"s", ports.ListTools, "a", ReasonCatalogTooLarge}, {"s", ports.ListTools, "b", ReasonCatalogTooLarge}}, cat.Rejected)
+		_, ok := cat.Tool(ToolName("s", "a"))
+		assert.False(t, ok)
+		assert.Empty(t, NewSet([]*Catalog{cat}, nil).Tools())
+	}
+	maxStoreBytes = saved
+	cat := Build("s", ports.SessionIdentity{}, Lists{Tools: items}, nil, nil)
+	assert.Len(t, cat.Tools, 2)
+}

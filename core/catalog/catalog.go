@@ -66,7 +66,15 @@ const (
 	// ReasonPolicyDenied: a managed policy pattern (Options.DeniedTools)
 	// matches the tool.
 	ReasonPolicyDenied = "policy_denied"
+	// ReasonCatalogTooLarge: the admitted tools' strings or narrowed
+	// schemas add up to more than a catalog keeps (4 GiB each, far above
+	// Discover's default bounds); every tool is rejected with it.
+	ReasonCatalogTooLarge = "catalog_too_large"
 )
+
+// maxStoreBytes is the most bytes of strings, and of packed schemas, one
+// catalog keeps (its offsets are 32 bits); a test lowers it.
+var maxStoreBytes = math.MaxUint32
 
 // Diagnostic.Reason words of Build.
 const (
@@ -185,8 +193,13 @@ type Catalog struct {
 	// as it was (see MarkStale).
 	Stale bool
 
-	byHost map[string]*Tool
-	srv    *toolServer
+	// slab holds the Tools (Tools[i] is &slab[i]); their records, strings
+	// and schemas are in srv.st, whose str and index are copied here for
+	// Tool.
+	slab  []Tool
+	names string
+	index nameIndex
+	srv   *toolServer
 }
 
 // Build makes server's catalog from what Discover returned. It takes
@@ -203,7 +216,10 @@ type Catalog struct {
 // tool matching one of opts.DeniedTools is rejected with "policy_denied"
 // and one that opts.IncludeTools or opts.ExcludeTools leave out with
 // "tool_filtered": neither ever reaches the host's tool set, nor takes
-// part in a name collision. Every Lists.Dropped entry
+// part in a name collision. Should the admitted tools' strings or
+// narrowed schemas exceed what a catalog keeps (4 GiB each; Discover's
+// default bound is 32 MiB), every tool is rejected with
+// "catalog_too_large". Every Lists.Dropped entry
 // is rejected with its reason. A prompt that is not a JSON object with a
 // string "name", a resource without a string "uri" or a template without a
 // string "uriTemplate" is rejected with "invalid_entry".
@@ -297,84 +313,170 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	}
 	seen = nil
 	// Then names and narrowing, the costly part.
-	slots := make([]Tool, len(l.Tools))
-	prepare(server, l.Tools, idx, slots, l.prepared)
+	drafts := make([]draft, len(l.Tools))
+	var sb schemaBuilder
+	prepare(server, l.Tools, idx, drafts, l.prepared, &sb)
 
-	tools := make([]*Tool, 0, len(idx))
-	var metaIgnored, outputInvalid map[*Tool]bool
+	// kept are the indices (into l.Tools) of the tools admitted.
+	kept := make([]int, 0, len(idx))
+	var metaIgnored, outputInvalid map[int]bool
 	var collided map[string]bool
 	var outPacker *packer
-	cat.byHost = make(map[string]*Tool, len(idx))
+	outK := make(map[int]uint32)
+	outNarrowed := make(map[int][]string)
+	caps := make(map[int]int)
+	byHost := make(map[string]int, len(idx))
 	for _, i := range idx {
-		t := &slots[i]
-		t.srv = srv
-		t.desc = l.Tools[i].Description
-		t.title = l.Tools[i].Title
-		t.ann = cloneAnnotations(l.Tools[i].Annotations)
+		d := &drafts[i]
 		if o := l.Tools[i].OutputSchema; o != nil {
 			if m, ok := objectSchema(o); ok {
 				if outPacker == nil {
 					outPacker = newPacker(maphash.MakeSeed())
 				}
-				t.output, t.outputNarrowed = outPacker.pack(m)
-				t.outputNarrowed = slices.Clone(t.outputNarrowed)
+				outK[i], outNarrowed[i] = outPacker.pack(m)
 			} else {
 				if outputInvalid == nil {
-					outputInvalid = make(map[*Tool]bool)
+					outputInvalid = make(map[int]bool)
 				}
-				outputInvalid[t] = true
+				outputInvalid[i] = true
 			}
 		}
-		t.cap = defCap
 		if v, has := l.Tools[i].Meta[MetaMaxResultSizeChars]; has {
 			if c, ok := resultSizeMeta(v); ok {
-				t.cap = c
+				caps[i] = c
 			} else {
 				if metaIgnored == nil {
-					metaIgnored = make(map[*Tool]bool)
+					metaIgnored = make(map[int]bool)
 				}
-				metaIgnored[t] = true
+				metaIgnored[i] = true
 			}
 		}
-		if other, dup := cat.byHost[t.host]; dup {
+		if other, dup := byHost[d.host]; dup {
 			if collided == nil {
 				collided = make(map[string]bool)
 			}
-			collided[t.host] = true
-			reject(ports.ListTools, t.name, ReasonNameCollision)
-			if other != nil {
-				reject(ports.ListTools, other.name, ReasonNameCollision)
-				cat.byHost[t.host] = nil
+			collided[d.host] = true
+			reject(ports.ListTools, d.name, ReasonNameCollision)
+			if other >= 0 {
+				reject(ports.ListTools, drafts[other].name, ReasonNameCollision)
+				byHost[d.host] = -1
 			}
 			continue
 		}
-		cat.byHost[t.host] = t
-		tools = append(tools, t)
+		byHost[d.host] = i
+		kept = append(kept, i)
 	}
-	for h := range collided {
-		delete(cat.byHost, h)
-	}
+	byHost = nil
 	if len(collided) > 0 {
-		tools = slices.DeleteFunc(tools, func(t *Tool) bool { return collided[t.host] })
+		kept = slices.DeleteFunc(kept, func(i int) bool { return collided[drafts[i].host] })
 	}
-	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.host, b.host) })
-	cat.Tools = tools
-	for _, t := range tools {
-		if len(t.narrowed) > 0 {
-			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagSchemaNarrowed, Paths: slices.Clone(t.narrowed)})
-		}
-		if metaIgnored[t] {
-			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagResultSizeMetaIgnored})
-		}
-		if len(t.outputNarrowed) > 0 {
-			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagOutputSchemaNarrowed, Paths: slices.Clone(t.outputNarrowed)})
-		}
-		if outputInvalid[t] {
-			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: t.name, Reason: DiagOutputSchemaInvalid})
-		}
-	}
+	slices.SortFunc(kept, func(a, b int) int { return strings.Compare(drafts[a].host, drafts[b].host) })
 	if outPacker != nil {
 		outPacker.done()
+		sb.add(outPacker)
+	}
+	// Every string of every tool, end to end: the server's name is the
+	// end of the host name whenever it fits there, and then shares it.
+	var str strBuilder
+	size := 0
+	for _, i := range kept {
+		it := &l.Tools[i]
+		size += len(drafts[i].host) + len(it.Description) + len(it.Title)
+		if !strings.HasSuffix(drafts[i].host, it.Name) {
+			size += len(it.Name)
+		}
+		if it.Annotations != nil {
+			size += len(it.Annotations.Title)
+		}
+		for _, p := range drafts[i].dropped {
+			size += len(p)
+		}
+		for _, p := range outNarrowed[i] {
+			size += len(p)
+		}
+	}
+	if schemas := sb.size(); size > maxStoreBytes || schemas > maxStoreBytes {
+		// Offsets are 32 bits: only a host that raised Discover's byte
+		// bound past 4 GiB gets here. No tool is admitted.
+		for _, i := range kept {
+			reject(ports.ListTools, drafts[i].name, ReasonCatalogTooLarge)
+		}
+		kept, size, outPacker = kept[:0], 0, nil
+		sb = schemaBuilder{}
+	}
+	st := &toolStore{sch: sb.build()}
+	srv.st = st
+	str.Grow(size)
+	st.recs = make([]toolRec, len(kept))
+	cat.slab = make([]Tool, len(kept))
+	cat.Tools = make([]*Tool, len(kept))
+	var outs []schemaEntry
+	for j, i := range kept {
+		it, d, r := &l.Tools[i], &drafts[i], &st.recs[j]
+		r.host = str.add(d.host)
+		if n := len(d.name); strings.HasSuffix(d.host, d.name) {
+			r.name = span{r.host.off + r.host.n - uint32(n), uint32(n)}
+		} else {
+			r.name = str.add(d.name)
+		}
+		r.desc = str.add(it.Description)
+		r.title = str.add(it.Title)
+		r.schema = sb.base[d.p] + d.k
+		r.narrowed = st.addPaths(&str, d.dropped)
+		r.output = noSchema
+		if k, ok := outK[i]; ok {
+			r.output = sb.base[outPacker] + k
+			r.outNarrowed = st.addPaths(&str, outNarrowed[i])
+		}
+		if a := it.Annotations; a != nil {
+			r.ann = true
+			r.annTitle = str.add(a.Title)
+			for b, h := range [...]*bool{a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint} {
+				v := uint8(hintUnset)
+				if h != nil {
+					v = hintFalse
+					if *h {
+						v = hintTrue
+					}
+				}
+				r.hints |= v << (2 * b)
+			}
+		}
+		t := &cat.slab[j]
+		t.srv, t.i, t.cap = srv, uint32(j), defCap
+		if c, ok := caps[i]; ok {
+			t.cap = c
+		}
+		if r.output != noSchema {
+			if outs == nil {
+				outs = make([]schemaEntry, 0, len(outK))
+			}
+			outs = append(outs, schemaEntry{st: &st.sch, k: r.output})
+			t.output = &outs[len(outs)-1]
+		}
+		cat.Tools[j] = t
+	}
+	st.str = str.String()
+	st.paths = slices.Clip(st.paths)
+	cat.names, cat.index = st.str, newNameIndex(len(kept))
+	for j := range st.recs {
+		cat.index.put(st.get(st.recs[j].host), st.recs[j].host.off, uint32(j), 0)
+	}
+	for j := range cat.Tools {
+		i, r := kept[j], &st.recs[j]
+		name := st.get(r.name)
+		if r.narrowed.n > 0 {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: name, Reason: DiagSchemaNarrowed, Paths: st.strings(r.narrowed)})
+		}
+		if metaIgnored[i] {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: name, Reason: DiagResultSizeMetaIgnored})
+		}
+		if r.outNarrowed.n > 0 {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: name, Reason: DiagOutputSchemaNarrowed, Paths: st.strings(r.outNarrowed)})
+		}
+		if outputInvalid[i] {
+			cat.Diagnostics = append(cat.Diagnostics, Diagnostic{Tool: name, Reason: DiagOutputSchemaInvalid})
+		}
 	}
 	for _, d := range l.Dropped {
 		reason := d.Reason
@@ -417,8 +519,23 @@ func sortRejected(r []Rejected) {
 
 // Tool returns the admitted tool with host-facing name hostName.
 func (c *Catalog) Tool(hostName string) (*Tool, bool) {
-	t, ok := c.byHost[hostName]
-	return t, ok && t != nil
+	// nameIndex.get, by hand (see Set.Tool).
+	slots := c.index.slots
+	if len(slots) == 0 || len(hostName) > 0xff {
+		return nil, false
+	}
+	h := maphash.String(c.index.seed, hostName)
+	key := slotKey(h, len(hostName))
+	mask := uint64(len(slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		x := &slots[i]
+		if x.ref == 0 {
+			return nil, false
+		}
+		if x.key == key && c.names[x.off:x.off+uint32(len(hostName))] == hostName {
+			return &c.slab[x.ref-1], true
+		}
+	}
 }
 
 // Complete reports whether discovery drained every declared list (no

@@ -229,14 +229,14 @@ func TestBuildLarge(t *testing.T) {
 	}
 	cat := Build("big", ports.SessionIdentity{}, Lists{Tools: items}, &fakeCaller{res: okResult}, nil)
 	require.Len(t, cat.Tools, len(items))
-	entries := map[*schemaEntry]bool{}
+	entries := map[uint32]bool{}
 	for _, it := range items {
 		tool, ok := cat.Tool(ToolName("big", it.Name))
 		require.True(t, ok)
 		want, dropped := Narrow(it.InputSchema)
 		assert.Equal(t, string(want), string(tool.Spec().InputSchema), it.Name)
 		assert.Equal(t, dropped, tool.Narrowed(), it.Name)
-		entries[tool.schema] = true
+		entries[tool.schemaID()] = true
 	}
 	assert.Less(t, len(entries), len(items)/2, "identical narrowed schemas are shared")
 	_, err := cat.Tools[0].Call(context.Background(), nil)
@@ -251,11 +251,11 @@ func TestSharedSchemaSharesValidator(t *testing.T) {
 	}}, &fakeCaller{res: okResult}, nil)
 	require.Len(t, cat.Tools, 3)
 	a, b, c := cat.Tools[0], cat.Tools[1], cat.Tools[2]
-	assert.Same(t, a.schema, b.schema)
-	assert.NotSame(t, a.schema, c.schema)
+	assert.Equal(t, a.schemaID(), b.schemaID())
+	assert.NotEqual(t, a.schemaID(), c.schemaID())
 	_, err := a.Call(context.Background(), json.RawMessage(`{"x":1}`))
 	require.NoError(t, err)
-	assert.NotNil(t, b.schema.v.Load(), "b's validator was compiled by a's call")
+	assert.NotNil(t, b.srv.st.sch.vals[b.schemaID()>>6].Load()[b.schemaID()&63].Load(), "b's validator was compiled by a's call")
 	_, err = b.Call(context.Background(), json.RawMessage(`{"x":"1"}`))
 	var ae *ArgumentError
 	require.ErrorAs(t, err, &ae)

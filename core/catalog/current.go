@@ -48,7 +48,7 @@ func (t *Tool) current() (*Tool, error) {
 	if cat == nil {
 		return t, nil
 	}
-	u, ok := cat.Tool(t.host)
+	u, ok := cat.Tool(t.HostName())
 	switch {
 	case !ok:
 		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonToolRemoved, Server: t.srv.id,
@@ -74,6 +74,6 @@ func (t *Tool) Same(u *Tool) bool {
 	if t == nil || u == nil {
 		return false
 	}
-	return t.srv.id == u.srv.id && t.name == u.name && t.host == u.host && t.cap == u.cap &&
+	return t.srv.id == u.srv.id && t.ServerName() == u.ServerName() && t.HostName() == u.HostName() && t.cap == u.cap &&
 		reflect.DeepEqual(t.Spec(), u.Spec())
 }

@@ -352,15 +352,15 @@ func TestDiscoverPreparesNarrowing(t *testing.T) {
 	l, err := Discover(context.Background(), sess, nil)
 	require.NoError(t, err)
 	require.True(t, l.prepared.matches(l.Tools))
-	assert.Nil(t, l.prepared.entries[1], "a rejected schema is not narrowed")
-	assert.Same(t, l.prepared.entries[0], l.prepared.entries[2], "identical narrowed schemas shared")
+	assert.Equal(t, int32(-1), l.prepared.ks[1], "a rejected schema is not narrowed")
+	assert.Equal(t, l.prepared.ks[0], l.prepared.ks[2], "identical narrowed schemas shared")
 
 	cat := Build("srv", sess.Identity(), l, nil, nil)
 	require.Len(t, cat.Tools, 3)
 	for i, name := range []string{"a", "b", "c"} {
 		tool, ok := cat.Tool(ToolName("srv", name))
 		require.True(t, ok)
-		assert.Same(t, l.prepared.entries[[]int{0, 2, 3}[i]], tool.schema, "Build used Discover's narrowing")
+		assert.Equal(t, uint32(l.prepared.ks[[]int{0, 2, 3}[i]]), tool.schemaID(), "Build used Discover's narrowing")
 	}
 	assert.Equal(t, []Diagnostic{
 		{Tool: "a", Reason: DiagSchemaNarrowed, Paths: []string{"/properties/x"}},
@@ -594,7 +594,7 @@ func TestDiscoverPreparerPanic(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	saved := packPrepared
 	t.Cleanup(func() { packPrepared = saved })
-	packPrepared = func(*packer, map[string]any) (*schemaEntry, []string) { panic("pack broke") }
+	packPrepared = func(*packer, map[string]any) (uint32, []string) { panic("pack broke") }
 	pages := 0
 	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
 	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {

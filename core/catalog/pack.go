@@ -7,58 +7,15 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mcpward/mcpward/ports"
 )
 
-// schemaEntry is one narrowed schema, shared by every tool of a catalog
-// whose narrowed schema has the same bytes, with its validator, compiled
-// on the first call of any of them.
-//
-// The schema is kept packed: b is its JSON with every string literal that
-// occurred before in the same packer's schemas replaced by a reference
-// into tab (see packer.encode). Compact JSON never holds a raw control
-// byte, so refMark cannot be part of the JSON itself.
-type schemaEntry struct {
-	b   []byte
-	tab *strtab
-	v   atomic.Pointer[vnode]
-}
-
-// json returns the narrowed schema's JSON: b itself when it holds no
-// reference, else a new slice. It only reads e and its table, which are
-// immutable once Build has returned, so it is safe for concurrent use.
-func (e *schemaEntry) json() []byte {
-	if bytes.IndexByte(e.b, refMark) < 0 {
-		return e.b
-	}
-	return e.tab.expand(make([]byte, 0, e.tab.expandedLen(e.b)), e.b)
-}
-
-// validator returns the compiled validator of e, compiling it first if no
-// call has yet. Compiling is pure: concurrent first calls may each compile
-// and one of the equal results is kept.
-func (e *schemaEntry) validator() (*vnode, error) {
-	if v := e.v.Load(); v != nil {
-		return v, nil
-	}
-	v, err := compileSchema(e.json())
-	if err != nil {
-		return nil, err
-	}
-	e.v.CompareAndSwap(nil, v)
-	return e.v.Load(), nil
-}
-
 // Packing bounds.
 const (
-	// arenaChunk is the size of the blocks narrowed schemas are packed
-	// into, so that thousands of small schemas cost neither an allocation
-	// each nor the rounding of each to a size class.
-	arenaChunk = 64 << 10
-	// slabSize is the number of schemaEntry values allocated at once.
-	slabSize = 128
+	// minChunk and maxChunk bound the blocks a packer packs into.
+	minChunk = 1 << 10
+	maxChunk = 64 << 10
 	// parallelMin is the number of tools per goroutine below which Build
 	// narrows on one goroutine.
 	parallelMin = 512
@@ -127,13 +84,18 @@ func (t *strtab) clip() {
 }
 
 // packer narrows schemas and packs the results: identical narrowed
-// schemas are stored once, all of them in shared blocks.
+// schemas are stored once, all of them end to end in blocks (Build
+// copies them into the catalog's exact-size slab, see schemaBuilder).
+// Schema k is chunks[recs[k].tab][recs[k].off:][:recs[k].n], the last
+// chunk being data, the block being filled.
 type packer struct {
 	narrower
-	arena []byte
-	slab  []schemaEntry
-	seed  maphash.Seed
-	seen  map[uint64]*schemaEntry
+	chunks [][]byte
+	data   []byte
+	size   int // bytes stored, in chunks and data
+	recs   []schemaRec
+	seed   maphash.Seed
+	seen   map[uint64]uint32
 	// tab is the string table of this packer's entries; strs maps each
 	// string literal met so far to its index in tab, or to -1 when it
 	// was met only once (and is stored inline in that one schema).
@@ -146,7 +108,7 @@ type packer struct {
 }
 
 func newPacker(seed maphash.Seed) *packer {
-	return &packer{seed: seed, seen: make(map[uint64]*schemaEntry), tab: new(strtab), strs: make(map[uint64]int)}
+	return &packer{seed: seed, seen: make(map[uint64]uint32), tab: new(strtab), strs: make(map[uint64]int)}
 }
 
 // done trims the packer's string table; the packer must not pack again.
@@ -241,44 +203,50 @@ func stringEnd(a []byte, i int) int {
 	return i + 1
 }
 
-// pack narrows schema and returns its entry and the dropped paths.
-func (p *packer) pack(schema map[string]any) (*schemaEntry, []string) {
+// pack narrows schema and returns the index of its packed form in p and
+// the dropped paths.
+func (p *packer) pack(schema map[string]any) (uint32, []string) {
 	p.reset()
 	p.root(schema)
 	h := maphash.Bytes(p.seed, p.buf)
 	prev, hashed := p.seen[h]
 	if hashed {
-		p.dec = prev.tab.expand(p.dec[:0], prev.b)
+		p.dec = p.tab.expand(p.dec[:0], p.bytes(prev))
 		if bytes.Equal(p.dec, p.buf) {
 			return prev, p.dropped
 		}
 	}
-	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]schemaEntry, 0, slabSize)
-	}
-	p.slab = p.slab[:len(p.slab)+1]
-	e := &p.slab[len(p.slab)-1]
 	p.enc = p.encode(p.enc[:0], p.buf)
-	e.b, e.tab = p.intern(p.enc), p.tab
-	if !hashed {
-		p.seen[h] = e
+	k := uint32(len(p.recs))
+	if cap(p.data)-len(p.data) < len(p.enc) {
+		if p.data != nil {
+			p.chunks = append(p.chunks, p.data)
+		}
+		// Blocks double from minChunk to maxChunk, so that a small
+		// catalog's garbage is small and a large one's is one block.
+		p.data = make([]byte, 0, max(len(p.enc), min(max(2*cap(p.data), minChunk), maxChunk)))
 	}
-	return e, p.dropped
+	p.recs = append(p.recs, schemaRec{off: uint32(len(p.data)), n: uint32(len(p.enc)), tab: uint32(len(p.chunks))})
+	p.data = append(p.data, p.enc...)
+	p.size += len(p.enc)
+	if !hashed {
+		p.seen[h] = k
+	}
+	return k, p.dropped
 }
 
-// intern copies b into the arena (starting a new block when it is full; a
-// large b gets its own) and returns the copy with its capacity clipped.
-func (p *packer) intern(b []byte) []byte {
-	if len(b) > arenaChunk/4 {
-		return slices.Clip(bytes.Clone(b))
+// bytes returns the packed form of p's schema k.
+func (p *packer) bytes(k uint32) []byte {
+	r := p.recs[k]
+	c := p.data
+	if int(r.tab) < len(p.chunks) {
+		c = p.chunks[r.tab]
 	}
-	if cap(p.arena)-len(p.arena) < len(b) {
-		p.arena = make([]byte, 0, arenaChunk)
-	}
-	start := len(p.arena)
-	p.arena = append(p.arena, b...)
-	return p.arena[start:len(p.arena):len(p.arena)]
+	return c[r.off : r.off+r.n]
 }
+
+// json returns the JSON of p's schema k (for tests).
+func (p *packer) json(k uint32) []byte { return p.tab.expand(nil, p.bytes(k)) }
 
 // objectSchema returns the inputSchema v as a map when it is one Build
 // admits: a JSON object whose "type", when present, is "object".
@@ -299,14 +267,17 @@ func objectSchema(v any) (map[string]any, bool) {
 type preparedTools struct {
 	// first is &Lists.Tools[0] as Discover returned it, so that Build
 	// uses the entries only for that very slice.
-	first   *ports.ToolItem
-	entries []*schemaEntry
+	first *ports.ToolItem
+	// p packed the schemas: ks[i] is tool i's schema in p, -1 for a
+	// tool whose schema Build rejects.
+	p       *packer
+	ks      []int32
 	dropped [][]string
 }
 
 // matches reports whether p was prepared for tools.
 func (p *preparedTools) matches(tools []ports.ToolItem) bool {
-	return p != nil && len(tools) > 0 && len(p.entries) == len(tools) && p.first == &tools[0]
+	return p != nil && len(tools) > 0 && len(p.ks) == len(tools) && p.first == &tools[0]
 }
 
 // preparer narrows the tools of each page on its own goroutine while
@@ -340,14 +311,17 @@ func startPreparer() *preparer {
 			}
 		}()
 		p := newPacker(maphash.MakeSeed())
+		pr.out.p = p
 		for tools := range pr.pages {
 			for i := range tools {
-				var e *schemaEntry
+				k := int32(-1)
 				var dropped []string
 				if m, ok := objectSchema(tools[i].InputSchema); ok {
-					e, dropped = packPrepared(p, m)
+					var u uint32
+					u, dropped = packPrepared(p, m)
+					k = int32(u)
 				}
-				pr.out.entries = append(pr.out.entries, e)
+				pr.out.ks = append(pr.out.ks, k)
 				pr.out.dropped = append(pr.out.dropped, dropped)
 			}
 		}
@@ -392,27 +366,39 @@ func (pr *preparer) finish(all []ports.ToolItem) *preparedTools {
 	return &pr.out
 }
 
-// prepare fills, for each index in idx, slots[i]'s host name, server name
-// and narrowed schema from items[i], whose InputSchema objectSchema
+// draft is what prepare works out for one tool: its names and its
+// narrowed schema (schema k of packer p).
+type draft struct {
+	host, name string
+	p          *packer
+	k          uint32
+	dropped    []string
+}
+
+// prepare fills, for each index in idx, drafts[i]'s host name, server
+// name and narrowed schema from items[i], whose InputSchema objectSchema
 // admits. It takes the narrowed schemas from pre when Discover prepared
 // them; otherwise large catalogs are split across up to GOMAXPROCS
 // goroutines, each packing its own share, and prepare returns when all are
-// done.
-func prepare(server string, items []ports.ToolItem, idx []int, slots []Tool, pre *preparedTools) {
+// done. Every packer used is registered with sb, in a fixed order.
+func prepare(server string, items []ports.ToolItem, idx []int, drafts []draft, pre *preparedTools, sb *schemaBuilder) {
 	seed := maphash.MakeSeed()
 	if pre.matches(items) {
 		var p *packer
+		sb.add(pre.p)
 		for _, i := range idx {
-			setNames(server, &items[i], &slots[i])
-			if e := pre.entries[i]; e != nil {
-				slots[i].schema, slots[i].narrowed = e, pre.dropped[i]
+			setNames(server, &items[i], &drafts[i])
+			if k := pre.ks[i]; k >= 0 {
+				drafts[i].p, drafts[i].k, drafts[i].dropped = pre.p, uint32(k), pre.dropped[i]
 				continue
 			}
 			if p == nil {
 				p = newPacker(seed)
+				sb.add(p)
 			}
 			m, _ := objectSchema(items[i].InputSchema)
-			slots[i].schema, slots[i].narrowed = p.pack(m)
+			drafts[i].p = p
+			drafts[i].k, drafts[i].dropped = p.pack(m)
 		}
 		if p != nil {
 			p.done()
@@ -421,33 +407,34 @@ func prepare(server string, items []ports.ToolItem, idx []int, slots []Tool, pre
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(idx)/parallelMin)
 	if workers <= 1 {
-		prepareRange(server, items, idx, slots, newPacker(seed))
+		p := newPacker(seed)
+		sb.add(p)
+		prepareRange(server, items, idx, drafts, p)
 		return
 	}
 	var wg sync.WaitGroup
 	per := (len(idx) + workers - 1) / workers
 	for start := 0; start < len(idx); start += per {
 		part := idx[start:min(start+per, len(idx))]
-		wg.Go(func() { prepareRange(server, items, part, slots, newPacker(seed)) })
+		p := newPacker(seed)
+		sb.add(p)
+		wg.Go(func() { prepareRange(server, items, part, drafts, p) })
 	}
 	wg.Wait()
 }
 
-func prepareRange(server string, items []ports.ToolItem, idx []int, slots []Tool, p *packer) {
+func prepareRange(server string, items []ports.ToolItem, idx []int, drafts []draft, p *packer) {
 	for _, i := range idx {
-		setNames(server, &items[i], &slots[i])
+		setNames(server, &items[i], &drafts[i])
 		m, _ := objectSchema(items[i].InputSchema)
-		slots[i].schema, slots[i].narrowed = p.pack(m)
+		drafts[i].p = p
+		drafts[i].k, drafts[i].dropped = p.pack(m)
 	}
 	p.done()
 }
 
-// setNames sets t's host-facing and server names from it. The server
-// name may be of any length, longer than the host name included.
-func setNames(server string, it *ports.ToolItem, t *Tool) {
-	t.host = ToolName(server, it.Name)
-	t.name = it.Name
-	if n := len(it.Name); n <= len(t.host) && t.host[len(t.host)-n:] == it.Name {
-		t.name = t.host[len(t.host)-n:] // share the host name's bytes
-	}
+// setNames sets d's host-facing and server names from it.
+func setNames(server string, it *ports.ToolItem, d *draft) {
+	d.host = ToolName(server, it.Name)
+	d.name = it.Name
 }

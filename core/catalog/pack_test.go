@@ -42,12 +42,14 @@ func TestPackRoundTrip(t *testing.T) {
 		require.True(t, ok, it.Name)
 		want, _ := Narrow(it.InputSchema)
 		assert.Equal(t, string(want), string(tool.Spec().InputSchema), it.Name)
-		v, err := tool.schema.validator()
+		v, err := tool.inputValidator()
 		require.NoError(t, err, it.Name)
 		assert.NotNil(t, v, it.Name)
-		if bytes.IndexByte(tool.schema.b, refMark) >= 0 {
+		sch := &tool.srv.st.sch
+		r := sch.recs[tool.schemaID()]
+		if packed := sch.data[r.off : r.off+r.n]; bytes.IndexByte(packed, refMark) >= 0 {
 			refs++
-			assert.Less(t, len(tool.schema.b), len(want), it.Name)
+			assert.Less(t, len(packed), len(want), it.Name)
 		}
 	}
 	assert.Greater(t, refs, 50, "later schemas are packed")
@@ -70,7 +72,7 @@ func TestSpecConcurrent(t *testing.T) {
 				if got := string(tool.Spec().InputSchema); got != want[tool.HostName()] {
 					t.Errorf("%s: Spec differs from Narrow", tool.HostName())
 				}
-				_, _ = tool.schema.validator()
+				_, _ = tool.inputValidator()
 			}
 		})
 	}
@@ -93,9 +95,9 @@ func TestPackHashCollision(t *testing.T) {
 	for i, s := range packSchemas {
 		m := decode(t, s).(map[string]any)
 		m["required"] = []any{fmt.Sprint("r", i)} // a new schema, not a shared one
-		e, _ := p.pack(m)
+		k, _ := p.pack(m)
 		want, _ := Narrow(m)
-		assert.Equal(t, string(want), string(e.json()), s)
+		assert.Equal(t, string(want), string(p.json(k)), s)
 	}
 }
 
@@ -107,7 +109,7 @@ func FuzzPack(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		p := newPacker(maphash.MakeSeed())
-		var entries []*schemaEntry
+		var entries []uint32
 		var schemas []map[string]any
 		for _, s := range []string{a, b, a} {
 			var v any
@@ -125,7 +127,7 @@ func FuzzPack(f *testing.F) {
 		p.done()
 		for i, e := range entries {
 			want, _ := Narrow(schemas[i])
-			if got := e.json(); !bytes.Equal(got, want) {
+			if got := p.json(e); !bytes.Equal(got, want) {
 				t.Fatalf("entry %d expands to %q, want %q", i, got, want)
 			}
 		}

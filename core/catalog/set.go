@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 
 	"github.com/mcpward/mcpward/ports"
@@ -16,12 +17,23 @@ const KindServer ports.ListKind = "server"
 // every catalog under its host-facing name. It is immutable and safe for
 // concurrent use.
 type Set struct {
-	cats     []*Catalog
-	tools    []*Tool // sorted by host-facing name
-	byHost   map[string]*Tool
+	cats []*Catalog
+	// order is every admitted tool, sorted by host-facing name, as the
+	// index into cats and the tool's index there; index finds a tool by
+	// host-facing name (ref: the index into cats, aux: the tool's),
+	// names holding the names.
+	order    []toolRef
+	slabs    [][]Tool // slabs[i] is cats[i].slab
+	names    string
+	index    nameIndex
 	rejected []Rejected
 	entries  entrySet
 }
+
+// toolRef is a Set's reference to tool i of cats[cat].
+type toolRef struct{ cat, i uint32 }
+
+func (s *Set) tool(r toolRef) *Tool { return &s.slabs[r.cat][r.i] }
 
 // NewSet makes the Set of cats (nil entries are skipped) plus rejected,
 // the entries rejected before any catalog existed (Kind KindServer and the
@@ -39,35 +51,53 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 		}
 	}
 	s.rejected = slices.Clone(rejected)
-	owner := make(map[string]*Catalog, total)
+	owner := make(map[string]int, total) // host name -> index in cats
 	collided := make(map[string]bool)
-	s.byHost = make(map[string]*Tool, total)
-	for _, c := range s.cats {
+	for ci, c := range s.cats {
 		s.rejected = append(s.rejected, c.Rejected...)
 		for _, t := range c.Tools {
-			if o, dup := owner[t.host]; dup && o != c {
-				collided[t.host] = true
+			h := t.HostName()
+			if o, dup := owner[h]; dup && o != ci {
+				collided[h] = true
 				continue
 			}
-			owner[t.host] = c
-			s.byHost[t.host] = t
+			owner[h] = ci
 		}
 	}
-	for _, c := range s.cats {
+	s.slabs = make([][]Tool, len(s.cats))
+	for i, c := range s.cats {
+		s.slabs[i] = c.slab
+	}
+	s.order = make([]toolRef, 0, total)
+	size := 0
+	for ci, c := range s.cats {
 		for _, t := range c.Tools {
-			if collided[t.host] {
-				s.rejected = append(s.rejected, Rejected{Server: c.Server, Kind: ports.ListTools, Name: t.name, Reason: ReasonNameCollision})
+			h := t.HostName()
+			if collided[h] {
+				s.rejected = append(s.rejected, Rejected{Server: c.Server, Kind: ports.ListTools, Name: t.ServerName(), Reason: ReasonNameCollision})
+				continue
 			}
+			if owner[h] != ci {
+				continue
+			}
+			s.order = append(s.order, toolRef{uint32(ci), t.i})
+			size += len(h)
 		}
 	}
-	for h := range collided {
-		delete(s.byHost, h)
+	owner, collided = nil, nil
+	slices.SortFunc(s.order, func(a, b toolRef) int { return cmp.Compare(s.tool(a).HostName(), s.tool(b).HostName()) })
+	s.order = slices.Clip(s.order)
+	var str strBuilder
+	str.Grow(size)
+	spans := make([]span, len(s.order))
+	for j, r := range s.order {
+		spans[j] = str.add(s.tool(r).HostName())
 	}
-	s.tools = make([]*Tool, 0, len(s.byHost))
-	for _, t := range s.byHost {
-		s.tools = append(s.tools, t)
+	s.names = str.String()
+	s.index = newNameIndex(len(s.order))
+	for j, sp := range spans {
+		s.index.put(s.names[sp.off:sp.off+sp.n], sp.off, s.order[j].cat, s.order[j].i)
 	}
-	slices.SortFunc(s.tools, func(a, b *Tool) int { return cmp.Compare(a.host, b.host) })
 	s.addEntries()
 	sortRejected(s.rejected)
 	return s
@@ -80,20 +110,41 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 // cap), HostTools gives the same tools as []ports.Tool for a host's
 // generic tool slot.
 func (s *Set) Tool(hostName string) (*Tool, bool) {
-	t, ok := s.byHost[hostName]
-	return t, ok
+	// nameIndex.get, by hand: this is every call's lookup.
+	slots := s.index.slots
+	if len(slots) == 0 || len(hostName) > 0xff {
+		return nil, false
+	}
+	h := maphash.String(s.index.seed, hostName)
+	key := slotKey(h, len(hostName))
+	mask := uint64(len(slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		x := &slots[i]
+		if x.ref == 0 {
+			return nil, false
+		}
+		if x.key == key && s.names[x.off:x.off+uint32(len(hostName))] == hostName {
+			return &s.slabs[x.ref-1][x.aux], true
+		}
+	}
 }
 
 // Tools returns every admitted tool, sorted by host-facing name, in a new
 // slice (see Tool for the naming rule).
-func (s *Set) Tools() []*Tool { return slices.Clone(s.tools) }
+func (s *Set) Tools() []*Tool {
+	out := make([]*Tool, len(s.order))
+	for i, r := range s.order {
+		out[i] = s.tool(r)
+	}
+	return out
+}
 
 // HostTools returns every admitted tool as a ports.Tool, sorted by
 // host-facing name, in a new slice.
 func (s *Set) HostTools() []ports.Tool {
-	out := make([]ports.Tool, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t
+	out := make([]ports.Tool, len(s.order))
+	for i, r := range s.order {
+		out[i] = s.tool(r)
 	}
 	return out
 }

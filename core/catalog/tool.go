@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -47,6 +46,8 @@ type toolServer struct {
 	// metaKeys are the result _meta keys passed through
 	// (Options.ResultMetaKeys).
 	metaKeys []string
+	// st holds the records, strings and schemas of the catalog's tools.
+	st *toolStore
 }
 
 // Tool is one discovered tool as the host sees it: a ports.Tool whose Call
@@ -55,66 +56,56 @@ type toolServer struct {
 // cap. Only Build makes Tools; a Tool is immutable and safe for concurrent
 // use.
 type Tool struct {
-	host     string // host-facing name
-	name     string // the server's own name
-	desc     string
-	schema   *schemaEntry // narrowed inputSchema and its validator
-	narrowed []string
-	srv      *toolServer
-	cap      int
-	title    string
-	ann      *ports.ToolAnnotations
+	srv *toolServer
 	// output is the narrowed outputSchema and its validator, nil when
 	// the tool has none (or one Build could not use).
-	output         *schemaEntry
-	outputNarrowed []string
+	output *schemaEntry
+	cap    int
+	i      uint32 // the index of the tool's record in srv.st
 }
+
+func (t *Tool) rec() *toolRec { return &t.srv.st.recs[t.i] }
 
 // Spec returns the tool's description for the model: the host-facing
 // name, the server's description and the narrowed input schema.
 // InputSchema and OutputSchema may be shared with other calls of Spec and
 // must not be modified. Spec is safe for concurrent use; it may allocate,
-// as the catalog keeps schemas packed (see schemaEntry).
+// as the catalog keeps schemas packed (see schemaStore).
 //
-// Title and Annotations are the server's (Annotations a deep copy);
+// Title and Annotations are the server's (Annotations a new copy);
 // OutputSchema is the narrowed outputSchema, nil when the tool has none or
 // Build could not use it (see Build).
 func (t *Tool) Spec() ports.ToolSpec {
-	s := ports.ToolSpec{Name: t.host, Description: t.desc, InputSchema: t.schema.json(), Title: t.title}
-	s.Annotations = cloneAnnotations(t.ann)
+	st, r := t.srv.st, t.rec()
+	s := ports.ToolSpec{Name: st.get(r.host), Description: st.get(r.desc), InputSchema: st.sch.json(r.schema), Title: st.get(r.title)}
+	if r.ann {
+		a := &ports.ToolAnnotations{Title: st.get(r.annTitle)}
+		for b, h := range [...]**bool{&a.ReadOnlyHint, &a.DestructiveHint, &a.IdempotentHint, &a.OpenWorldHint} {
+			if v := r.hints >> (2 * b) & 3; v != hintUnset {
+				x := v == hintTrue
+				*h = &x
+			}
+		}
+		s.Annotations = a
+	}
 	if t.output != nil {
 		s.OutputSchema = t.output.json()
 	}
 	return s
 }
 
-// cloneAnnotations returns a deep copy of a (nil for nil).
-func cloneAnnotations(a *ports.ToolAnnotations) *ports.ToolAnnotations {
-	if a == nil {
-		return nil
-	}
-	c := *a
-	for _, h := range [...]**bool{&c.ReadOnlyHint, &c.DestructiveHint, &c.IdempotentHint, &c.OpenWorldHint} {
-		if *h != nil {
-			v := **h
-			*h = &v
-		}
-	}
-	return &c
-}
-
 // HostName returns the host-facing name (ToolName of the server and the
 // tool's own name).
-func (t *Tool) HostName() string { return t.host }
+func (t *Tool) HostName() string { return t.srv.st.get(t.rec().host) }
 
 // ServerName returns the tool's name as the server listed it; calls go to
 // the server under this name.
-func (t *Tool) ServerName() string { return t.name }
+func (t *Tool) ServerName() string { return t.srv.st.get(t.rec().name) }
 
 // Narrowed returns the JSON pointers of the input schema's subschemas that
 // narrowing replaced by an accepts-anything node ("/" for the root's own
 // keywords), in schema order; nil when nothing was narrowed.
-func (t *Tool) Narrowed() []string { return slices.Clone(t.narrowed) }
+func (t *Tool) Narrowed() []string { return t.srv.st.strings(t.rec().narrowed) }
 
 // ResultCap returns the admission cap of this tool: the most characters a
 // result may put into model context.
@@ -127,7 +118,17 @@ func (t *Tool) BinaryCap() int { return t.srv.binCap }
 // OutputNarrowed returns the JSON pointers of the output schema's
 // subschemas that narrowing replaced, like Narrowed; nil when nothing was
 // narrowed or the tool has no output schema.
-func (t *Tool) OutputNarrowed() []string { return slices.Clone(t.outputNarrowed) }
+func (t *Tool) OutputNarrowed() []string { return t.srv.st.strings(t.rec().outNarrowed) }
+
+// inputValidator returns the compiled validator of the narrowed input
+// schema (see schemaStore.validator).
+func (t *Tool) inputValidator() (*vnode, error) {
+	return t.srv.st.sch.validator(t.rec().schema)
+}
+
+// schemaID is the index of the tool's input schema in its catalog; tools
+// of one catalog with byte-identical narrowed schemas have the same.
+func (t *Tool) schemaID() uint32 { return t.rec().schema }
 
 // ArgumentError is the error of a call refused because its arguments do
 // not match the narrowed input schema. It wraps a *refusal.Error of Class
@@ -222,7 +223,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	v, err := t.schema.validator()
+	v, err := t.inputValidator()
 	if err != nil {
 		return ports.ToolResult{}, &refusal.Error{Class: refusal.Internal, Reason: ReasonValidatorUnavailable, Server: t.srv.id}
 	}
@@ -236,7 +237,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 	if t.srv.caller == nil {
 		return ports.ToolResult{}, &refusal.Error{Class: refusal.Internal, Reason: ReasonNoCaller, Server: t.srv.id}
 	}
-	res, err := t.srv.caller.Call(ctx, ports.CallRequest{Name: t.name, Arguments: args, Traceparent: ports.Traceparent(ctx)})
+	res, err := t.srv.caller.Call(ctx, ports.CallRequest{Name: t.ServerName(), Arguments: args, Traceparent: ports.Traceparent(ctx)})
 	if err != nil {
 		return ports.ToolResult{}, err
 	}

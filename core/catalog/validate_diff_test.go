@@ -317,7 +317,7 @@ func TestCheckArgsDifferential(t *testing.T) {
 // with checkArgs.
 func BenchmarkValidate(b *testing.B) {
 	cat := Build("store", ports.SessionIdentity{}, Lists{Tools: decodeTools(b, realisticToolsJSON(1, false))}, &fakeCaller{}, nil)
-	root, err := cat.Tools[0].schema.validator()
+	root, err := cat.Tools[0].inputValidator()
 	require.NoError(b, err)
 	args := []byte(`{"path":"/data/records","limit":50,"recursive":true,"options":{"encoding":"utf-8","follow":false},"tags":["a","b"]}`)
 	for _, impl := range []struct {

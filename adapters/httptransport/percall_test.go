@@ -120,5 +120,5 @@ func TestRoundTripAllocations(t *testing.T) {
 	}
 	base, ours := allocs(rt.base.RoundTrip), allocs(rt.RoundTrip)
 	t.Logf("base %.1f, mcpward %.1f allocations per request", base, ours)
-	assert.LessOrEqual(t, ours-base, 14.0)
+	assert.LessOrEqual(t, ours-base, 14.5) // 13 measured; the margin absorbs a rare redial
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,5 +92,23 @@ func TestCallArgumentsAsGiven(t *testing.T) {
 		require.NoError(t, json.Unmarshal(p.lastParams("tools/call"), &params))
 		assert.Equal(t, "x", params.Name)
 		assert.JSONEq(t, args, string(params.Arguments))
+	}
+}
+
+// TestMarshalContentSizedOnce: a text result holding JSON (a quote every
+// few bytes, as tools often return) or control characters is encoded into
+// one buffer sized up front; it used to be regrown once its escapes
+// outgrew the text's own length.
+func TestMarshalContentSizedOnce(t *testing.T) {
+	for _, text := range []string{
+		`{"records":[{"id":1,"kind":"a"},{"id":2,"kind":"b"}]}`,
+		"line\none\tand \"two\"\x01",
+		"plain text",
+	} {
+		content := []mcp.Content{&mcp.TextContent{Text: text}}
+		got, err := marshalContent(content)
+		require.NoError(t, err)
+		assert.Equal(t, sdkContent(t, content), string(got))
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _, _ = marshalContent(content) }), text)
 	}
 }

@@ -224,11 +224,18 @@ func (f *sseFilter) step() {
 }
 
 // keep decides one whole event (its raw lines, the empty line included).
+// An event with one data line (as every server writes a message) is judged
+// in place; only data spread over several lines is joined into a copy.
 func (f *sseFilter) keep(event []byte) bool {
-	var name string
-	var data []byte
-	hasData := false
-	for line := range bytes.SplitSeq(event, []byte("\n")) {
+	var name, data []byte
+	hasData, joined := false, false
+	for len(event) > 0 {
+		line := event
+		if i := bytes.IndexByte(event, '\n'); i >= 0 {
+			line, event = event[:i], event[i+1:]
+		} else {
+			event = nil
+		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
 			continue
@@ -239,16 +246,22 @@ func (f *sseFilter) keep(event []byte) bool {
 		}
 		switch string(key) {
 		case "event":
-			name = string(bytes.TrimSpace(val))
+			name = bytes.TrimSpace(val)
 		case "data":
-			if hasData {
-				data = append(data, '\n')
+			val = bytes.TrimSpace(val)
+			switch {
+			case !hasData:
+				data = val
+			case !joined:
+				data = append(append(append(make([]byte, 0, len(data)+1+len(val)), data...), '\n'), val...)
+				joined = true
+			default:
+				data = append(append(data, '\n'), val...)
 			}
-			data = append(data, bytes.TrimSpace(val)...)
 			hasData = true
 		}
 	}
-	if len(data) == 0 || (name != "" && name != "message") {
+	if len(data) == 0 || (len(name) > 0 && string(name) != "message") {
 		return true // the SDK skips it, or it is no message
 	}
 	method, call, ok := topMethod(data)
@@ -305,8 +318,9 @@ func topMethod(data []byte) (method string, call, ok bool) {
 		case keyIs(key, "method"):
 			method, ok = "", false
 			if data[i] == '"' {
-				if err := json.Unmarshal(data[i:vend], &method); err == nil {
-					ok = true
+				var m string // here, so only a method member moves it to the heap
+				if err := json.Unmarshal(data[i:vend], &m); err == nil {
+					method, ok = m, true
 				}
 			}
 		case keyIs(key, "id"):
@@ -379,11 +393,20 @@ func skipValue(b []byte, i int) int {
 		return -1
 	}
 	j := i
-	for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[j])) {
+	for j < len(b) && !scalarEnd(b[j]) {
 		j++
 	}
 	if j == i {
 		return -1
 	}
 	return j
+}
+
+// scalarEnd reports whether c ends a scalar JSON value.
+func scalarEnd(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
 }

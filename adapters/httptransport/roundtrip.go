@@ -120,14 +120,21 @@ func (rt *roundTripper) sameOrigin(u *url.URL) bool {
 }
 
 // send sends one attempt: a clone of req with the static headers, the
-// authenticator's headers and tp set. A resend takes a fresh body from
+// authenticator's headers and tp set (a shallow copy, sharing req's header,
+// when none of these changes it; see keepsHeader). A resend takes a fresh body from
 // req.GetBody. The request is not sent when the authenticator fails.
 func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.Response, error) {
 	ctx := req.Context()
 	// The request runs under a context of its own that ends with ctx (see
 	// linkedBody), so that check can grace an SSE answer's drain.
 	own, link := linkContext(ctx)
-	out := req.Clone(own) // deep-copies the header map
+	shared := rt.keepsHeader(req, tp)
+	var out *http.Request
+	if shared {
+		out = req.WithContext(own) // the header map is shared, never written
+	} else {
+		out = req.Clone(own) // deep-copies the header map
+	}
 	if resend && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
@@ -165,10 +172,12 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 			out.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 		}
 	}
-	out.Header.Del("Traceparent")
-	out.Header.Del("Tracestate")
-	if tp != "" {
-		out.Header.Set("Traceparent", tp)
+	if !shared {
+		out.Header.Del("Traceparent")
+		out.Header.Del("Tracestate")
+		if tp != "" {
+			out.Header.Set("Traceparent", tp)
+		}
 	}
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
@@ -180,6 +189,19 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 	}
 	link.attach(resp)
 	return resp, nil
+}
+
+// keepsHeader reports whether the attempt for req sends req's header
+// unchanged: no static header, no authenticator, no traceparent to set and
+// none to strip. Then send shares the header map instead of copying it,
+// which it may do since it writes nothing into it.
+func (rt *roundTripper) keepsHeader(req *http.Request, tp string) bool {
+	if len(rt.static) > 0 || rt.auth != nil || tp != "" {
+		return false
+	}
+	_, tp1 := req.Header["Traceparent"]
+	_, ts := req.Header["Tracestate"]
+	return !tp1 && !ts
 }
 
 // check turns resp into what the SDK sees: a refusal for a redirect or a

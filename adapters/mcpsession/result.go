@@ -64,7 +64,7 @@ func marshalContent(content []mcp.Content) (json.RawMessage, error) {
 	n := 1 + len(content)
 	for _, c := range content {
 		if t, ok := c.(*mcp.TextContent); ok && t != nil {
-			n += len(textHead) + len(t.Text) + 3
+			n += len(textHead) + len(t.Text) + 3 + escapeGrowth(t.Text)
 		} else {
 			n += 64
 		}
@@ -92,6 +92,23 @@ func marshalContent(content []mcp.Content) (json.RawMessage, error) {
 		buf = append(buf, b...)
 	}
 	return append(buf, ']'), nil
+}
+
+// escapeGrowth is how many bytes writing s as a JSON string adds for its
+// quotes, backslashes and control characters, so the buffer is sized once
+// (a text holding JSON, as many tools return, has a quote every few bytes;
+// invalid UTF-8, which grows too, is rare and may still regrow it).
+func escapeGrowth(s string) int {
+	g := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			g++
+		case c < 0x20:
+			g += 5
+		}
+	}
+	return g
 }
 
 // textHead opens a plain text content item as TextContent.MarshalJSON

@@ -50,6 +50,9 @@ type session struct {
 	// during one ListTools belong to that page.
 	toolsMu sync.Mutex
 
+	// calls are the tools/call requests in flight (calljoin.go).
+	calls callSet
+
 	// progress routes notifications/progress to calls with OnProgress.
 	progress progressRoutes
 	// subs are the subscribed resource URIs.
@@ -360,7 +363,8 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		}
 		ctx = tctx
 	}
-	params := &mcp.CallToolParams{Name: r.Name}
+	cp := &callParams{params: mcp.CallToolParams{Name: r.Name}}
+	params := &cp.params
 	if len(r.Arguments) > 0 {
 		// Only the first byte is checked here: the SDK encodes the
 		// arguments before anything is sent and fails on invalid JSON,
@@ -370,16 +374,19 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		if !startsObject(r.Arguments) {
 			return ports.CallResult{}, s.refuseArguments()
 		}
-		params.Arguments = r.Arguments
+		// A pointer into the same allocation: boxing the RawMessage
+		// itself into Arguments (an any) would allocate once more.
+		cp.args = r.Arguments
+		params.Arguments = &cp.args
 	}
 	if r.OnProgress != nil {
 		token, remove := s.progress.add(r.OnProgress)
 		defer remove()
 		params.SetProgressToken(token)
 	}
-	jctx, stop := s.join(ctx)
+	jctx, joined := s.joinCall(ctx)
 	res, err := s.cs.CallTool(jctx, params)
-	stop()
+	joined.end()
 	if err != nil {
 		if len(r.Arguments) > 0 && !json.Valid(r.Arguments) {
 			return ports.CallResult{}, s.refuseArguments()
@@ -396,6 +403,13 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		return ports.CallResult{}, s.refuse(refusal.Protocol, "malformed_reply", "")
 	}
 	return out, nil
+}
+
+// callParams is a call's params with the arguments they point to, in one
+// allocation.
+type callParams struct {
+	params mcp.CallToolParams
+	args   json.RawMessage
 }
 
 // startsObject reports whether the first byte of b past JSON whitespace
@@ -507,6 +521,7 @@ func (s *session) Close() error {
 func (s *session) shutdown() error {
 	s.closed.Store(true)
 	s.cancel()
+	s.calls.close()
 	defer s.release()
 	if s.cs == nil {
 		return nil

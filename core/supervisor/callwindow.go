@@ -62,6 +62,14 @@ func (s *Server) openWindow(ctx context.Context, user func(ports.Progress)) *win
 	return w
 }
 
+// plainBound is how long a call that asked for no progress may take: the
+// idle window capped by the maximum, as window.next computes it at the
+// start of a call; 0 when neither bounds the call.
+func (s *Server) plainBound() time.Duration {
+	w := window{idle: s.callTimeout, max: s.callTimeoutMax}
+	return w.next()
+}
+
 // next returns how long the timer runs from now: the idle window, capped
 // by what is left of max; 0 when neither bounds the call, and at least a
 // nanosecond when max is used up (the timer already fires by then).

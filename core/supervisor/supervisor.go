@@ -848,7 +848,19 @@ func (s *Server) Call(ctx context.Context, r ports.CallRequest) (ports.CallResul
 	}
 	cctx := ctx
 	r.OnProgress = nil
-	if w := s.openWindow(ctx, user); w != nil {
+	if user == nil {
+		// No progress: nothing restarts the bound, a plain timer is the
+		// whole window (callwindow.go's window without its allocation).
+		if d := s.plainBound(); d > 0 {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithCancel(ctx)
+			t := time.AfterFunc(d, cancel)
+			defer func() {
+				t.Stop()
+				cancel()
+			}()
+		}
+	} else if w := s.openWindow(ctx, user); w != nil {
 		defer w.stop()
 		cctx = w.ctx
 		if user != nil {

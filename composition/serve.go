@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -76,7 +77,10 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 	if g.now == nil {
 		g.now = time.Now
 	}
-	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log})
+	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log,
+		// stdio lines framed and decoded by mcpward, not by the SDK's
+		// per-message reflective decoder (serve_stdio_test.go)
+		StdioTransport: stdiotransport.ServerTransport})
 	return g
 }
 

@@ -522,7 +522,8 @@ func errorResult(text string) *mcp.CallToolResult {
 }
 
 // toResult is r as the SDK's result: its content blocks decoded by the
-// SDK, its structured content (already checked against the tool's output
+// SDK (a result of text blocks alone by plainResult, to the same value),
+// its structured content (already checked against the tool's output
 // schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
 // know) is an error result that says so.
 func toResult(r ports.ToolResult) *mcp.CallToolResult {
@@ -531,6 +532,11 @@ func toResult(r ports.ToolResult) *mcp.CallToolResult {
 		content = json.RawMessage("[]")
 	}
 	raw, err := wireJSON(content, r.StructuredContent, r.IsError)
+	if err == nil {
+		if out, ok := plainResult(content, r.StructuredContent, r.IsError, raw); ok {
+			return out
+		}
+	}
 	var out mcp.CallToolResult
 	if err == nil {
 		err = json.Unmarshal(raw, &out)

@@ -2,12 +2,14 @@ package stdiotransport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -145,4 +147,45 @@ func TestServerTransportClosesBoth(t *testing.T) {
 	require.NoError(t, c.Close())
 	assert.Equal(t, 1, in.closes)
 	assert.Equal(t, 1, out.closes)
+}
+
+// readAll reads a connection's messages until its first error.
+func readAll(t *testing.T, mk func(io.ReadCloser, io.WriteCloser) mcp.Transport, data []byte) []jsonrpc.Message {
+	t.Helper()
+	c, err := mk(io.NopCloser(bytes.NewReader(data)), nopWriter{}).Connect(context.Background())
+	require.NoError(t, err)
+	defer c.Close()
+	var msgs []jsonrpc.Message
+	for range 10000 {
+		m, err := c.Read(context.Background())
+		if err != nil {
+			return msgs
+		}
+		msgs = append(msgs, m)
+	}
+	t.Fatal("the connection did not end")
+	return nil
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriter) Close() error                { return nil }
+
+// FuzzServerTransport: whatever a client writes, ServerTransport's
+// connection delivers the messages IOTransport's delivers, the same ones
+// in the same order, up to the first line it refuses (where IOTransport
+// may read on: a message over several lines, a batch).
+func FuzzServerTransport(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}` + "\n" + `{"jsonrpc":"2.0","method":"n"}` + "\r\n" + `{"jsonrpc":"2.0","id":"a","result":{"x":[1]}}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m","data":null}}` + "\n\n" + `[{"jsonrpc":"2.0","method":"b"}]` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0",` + "\n" + `"method":"x"}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := readAll(t, ServerTransport, data)
+		want := readAll(t, ioTransport, data)
+		require.LessOrEqual(t, len(got), len(want), "a message IOTransport refuses")
+		for i := range got {
+			requireSameMessage(t, want[i], got[i])
+		}
+	})
 }

@@ -85,7 +85,10 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 }
 
 // ServeStdio serves one client over in and out until the client closes
-// in or ctx ends (then it returns nil). A client's cancel of a call ends
+// in or ctx ends (then it returns nil): newline-delimited JSON-RPC, one
+// message a line (stdiotransport.ServerTransport); a line that is not one
+// message, a batch, or a line over stdiotransport.DefaultMaxLineLength
+// bytes ends the connection, and ServeStdio returns that error. A client's cancel of a call ends
 // the upstream call: for a stdio upstream server that stops its process
 // (a stdio request cannot be cancelled cleanly), so whatever state it
 // held is lost and the supervisor starts it again.

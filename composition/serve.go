@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
+	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -76,12 +77,18 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 	if g.now == nil {
 		g.now = time.Now
 	}
-	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log})
+	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log,
+		// stdio lines framed and decoded by mcpward, not by the SDK's
+		// per-message reflective decoder (serve_stdio_test.go)
+		StdioTransport: stdiotransport.ServerTransport})
 	return g
 }
 
 // ServeStdio serves one client over in and out until the client closes
-// in or ctx ends (then it returns nil). A client's cancel of a call ends
+// in or ctx ends (then it returns nil): newline-delimited JSON-RPC, one
+// message a line (stdiotransport.ServerTransport); a line that is not one
+// message, a batch, or a line over stdiotransport.DefaultMaxLineLength
+// bytes ends the connection, and ServeStdio returns that error. A client's cancel of a call ends
 // the upstream call: for a stdio upstream server that stops its process
 // (a stdio request cannot be cancelled cleanly), so whatever state it
 // held is lost and the supervisor starts it again.

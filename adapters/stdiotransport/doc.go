@@ -45,6 +45,10 @@
 //     sees every request and notification before the SDK queues it, so a
 //     flood of notifications can be coalesced.
 //
+// The same framing serves the other direction: ServerTransport is the
+// go-sdk transport of a stdio server (mcpward serve) over its stdin and
+// stdout, in place of the SDK's IOTransport.
+//
 // Every failure is a *refusal.Error (package core/refusal) that carries the
 // server id and a stable reason word, never argv, an environment value, a
 // path or stderr text:

@@ -126,6 +126,11 @@ type Options struct {
 	// MaxPendingInputs caps the calls waiting for such an answer at once;
 	// 0 means DefaultMaxPendingInputs.
 	MaxPendingInputs int
+	// StdioTransport, when set, builds the transport ServeStdio serves a
+	// client over, from its in and out (stdiotransport.ServerTransport
+	// frames and decodes lines without the SDK's per-message decoder);
+	// nil means the SDK's mcp.IOTransport.
+	StdioTransport func(in io.ReadCloser, out io.WriteCloser) mcp.Transport
 }
 
 // Server is one MCP server fronting a Backend. It is safe for concurrent
@@ -152,6 +157,8 @@ type Server struct {
 	logsDone    chan struct{}
 
 	in *inputs // multi round-trip calls (mrtr.go)
+
+	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
 }
 
 // New returns a Server of b with opts, its catalog registered once, and
@@ -175,7 +182,8 @@ func New(b Backend, opts *Options) *Server {
 	}
 	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
-		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs)}
+		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
+		stdio: o.StdioTransport}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
@@ -514,7 +522,8 @@ func errorResult(text string) *mcp.CallToolResult {
 }
 
 // toResult is r as the SDK's result: its content blocks decoded by the
-// SDK, its structured content (already checked against the tool's output
+// SDK (a result of text blocks alone by plainResult, to the same value),
+// its structured content (already checked against the tool's output
 // schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
 // know) is an error result that says so.
 func toResult(r ports.ToolResult) *mcp.CallToolResult {
@@ -523,6 +532,11 @@ func toResult(r ports.ToolResult) *mcp.CallToolResult {
 		content = json.RawMessage("[]")
 	}
 	raw, err := wireJSON(content, r.StructuredContent, r.IsError)
+	if err == nil {
+		if out, ok := plainResult(content, r.StructuredContent, r.IsError, raw); ok {
+			return out
+		}
+	}
 	var out mcp.CallToolResult
 	if err == nil {
 		err = json.Unmarshal(raw, &out)
@@ -590,7 +604,11 @@ func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
 // JSON-RPC) until the client closes in, or ctx ends. A client's cancel of
 // a call ends the call's ctx: the Backend ends the upstream call.
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	var t mcp.Transport = &mcp.IOTransport{Reader: in, Writer: out}
+	if s.stdio != nil {
+		t = s.stdio(in, out)
+	}
+	err := s.srv.Run(ctx, t)
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -6,7 +6,10 @@ import (
 	"io"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/refusal"
 )
 
 // ServerTransport returns the go-sdk mcp.Transport of a server that
@@ -21,10 +24,11 @@ import (
 // responses to the server's own requests are delivered as the SDK's
 // jsonrpc.DecodeMessage decodes them, and every message written is
 // encoded as jsonrpc.EncodeMessage encodes it. A line that is not one
-// JSON-RPC message ends the connection with an error, as IOTransport's
-// does; so does a line longer than DefaultMaxLineLength bytes (the
-// newline excluded; IOTransport's cap is the same size), with a
-// *refusal.Error of Class Protocol, Reason "receive_cap_exceeded". Where
+// JSON-RPC message ends the connection, as with IOTransport, here with a
+// *refusal.Error of Class Protocol, Reason "malformed_message"; so does a
+// line longer than DefaultMaxLineLength bytes (the newline excluded;
+// IOTransport's cap is the same size), with a *refusal.Error of Class
+// Protocol, Reason "receive_cap_exceeded". Where
 // it is stricter than IOTransport: a message must fit on one line (the
 // protocol forbids embedded newlines), a line holds one message, and a
 // JSON-RPC batch (a line holding an array) is refused, as IOTransport
@@ -48,7 +52,29 @@ type serverTransport struct {
 // Connect returns the connection over in and out.
 func (t *serverTransport) Connect(context.Context) (mcp.Connection, error) {
 	r := &lineCapReader{r: t.in, limit: t.limit}
-	return newFrameConn(r, &bothCloser{in: t.in, out: t.out}), nil
+	return serverConn{newFrameConn(r, &bothCloser{in: t.in, out: t.out})}, nil
+}
+
+// serverConn reports a line the client wrote that is not one JSON-RPC
+// message as Protocol "malformed_message", so that whoever runs the server
+// can say why the connection ended; the decoder's own text names what was
+// wrong with the line, never its bytes.
+type serverConn struct{ *frameConn }
+
+// Read returns the next message, or the connection's end.
+func (c serverConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.frameConn.Read(ctx)
+	if err != nil && ctx.Err() == nil && isDecodeFailure(err) {
+		what := "the client wrote a line that is not one JSON-RPC message"
+		for _, e := range []error{errTruncated, errSyntax, errTooDeep, errNotMessage, errTrailing} {
+			if errors.Is(err, e) {
+				what += ": " + e.Error()
+			}
+		}
+		return nil, &refusal.Error{Class: refusal.Protocol, Reason: "malformed_message",
+			Detail: what + " (one message a line, no batches)"}
+	}
+	return m, err
 }
 
 // bothCloser writes to out; its Close closes in, then out, once.

@@ -189,3 +189,29 @@ func FuzzServerTransport(f *testing.F) {
 		}
 	})
 }
+
+// A line that is not one JSON-RPC message (a message over two lines, a
+// batch) ends the connection with Protocol malformed_message, whose
+// detail says what was wrong and never holds the line's bytes.
+func TestServerTransportMalformedIsRefusal(t *testing.T) {
+	for name, line := range map[string]string{
+		"two lines": "{\"jsonrpc\":\n\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"canary-7f3a\"}}\n",
+		"batch":     "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"canary-7f3a\"}]\n",
+		"not json":  "canary-7f3a\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := nopWriter{}
+			conn, err := ServerTransport(io.NopCloser(strings.NewReader(line)), out).Connect(context.Background())
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.Read(context.Background())
+			require.Error(t, err)
+			var re *refusal.Error
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, refusal.Protocol, re.Class)
+			assert.Equal(t, "malformed_message", re.Reason)
+			assert.Contains(t, re.Detail, "one message a line")
+			assert.NotContains(t, err.Error(), "canary-7f3a")
+		})
+	}
+}

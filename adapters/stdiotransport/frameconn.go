@@ -147,8 +147,11 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); retur
 // next long line (the next page of a listing) reuses one instead of
 // growing its own from readBufSize; like every sync.Pool it drops what
 // stays unused over two garbage collections, so an idle connection holds
-// none.
+// none. A buffer over bigBufKeep is dropped instead (a hostile line near
+// the receive cap grows one of up to twice the cap).
 var bigBufs sync.Pool
+
+const bigBufKeep = 4 << 20
 
 // framer splits what r delivers into lines and decodes each. The messages
 // it returns never share its buffers (decodeLine copies what it keeps).
@@ -165,9 +168,10 @@ type framer struct {
 
 func (f *framer) release() {
 	if f.pool != nil {
-		if len(*f.pool) == readBufSize {
+		switch n := len(*f.pool); {
+		case n == readBufSize:
 			readBufs.Put(f.pool)
-		} else {
+		case n <= bigBufKeep:
 			bigBufs.Put(f.pool)
 		}
 		f.pool = nil

@@ -152,3 +152,21 @@ func TestStderrRingGrows(t *testing.T) {
 	assert.Equal(t, refTail(all), s.tail())
 	assert.Len(t, s.buf, StderrTailBytes)
 }
+
+// TestFramerDropsHugeBuffer: a buffer grown past bigBufKeep (a line near
+// the receive cap) is dropped once its line is framed, not kept in the
+// pool for the next line.
+func TestFramerDropsHugeBuffer(t *testing.T) {
+	line := []byte(msgLine("huge", bigBufKeep))
+	f := &framer{r: &segmentReader{segs: [][]byte{line}}}
+	_, err := f.next()
+	require.NoError(t, err)
+	huge := f.pool
+	require.NotNil(t, huge)
+	require.Greater(t, len(*huge), bigBufKeep)
+	f.release()
+	for range 4 {
+		p, _ := bigBufs.Get().(*[]byte)
+		assert.False(t, p == huge, "the huge buffer was pooled")
+	}
+}

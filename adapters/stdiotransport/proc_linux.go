@@ -57,8 +57,9 @@ func pollExit(pid int) (exited, polled bool) {
 		}
 		return werr != nil || info.Signo == int32(syscall.SIGCHLD)
 	})
-	if err != nil {
-		return false, false // no poller: rc.Read would not have waited
+	if err != nil || errors.Is(werr, syscall.EINVAL) {
+		// No poller (rc.Read did not wait), or no P_PIDFD (Linux 5.3).
+		return false, false
 	}
 	return werr == nil, true
 }

@@ -132,10 +132,11 @@ func (c *frameConn) SessionID() string { return "" }
 
 // idleBufSize is the size of the buffer a framer reads into while no
 // part of a line is pending: what an idle connection holds while it waits
-// for its child. A line that does not fit moves to a pooled buffer of
-// readBufSize; a longer line grows a private one (up to the receive cap,
-// which the reader below enforces). Both go back to their pools as soon as
-// every byte read has been framed, before the next read.
+// for its child. A line that does not fit, or a burst of lines (a read
+// that filled the idle buffer), moves to a pooled buffer of readBufSize; a
+// longer line grows a private one (up to the receive cap, which the reader
+// below enforces). Both go back to their pools once every byte read has
+// been framed and the last read came back short, before the next read.
 const (
 	idleBufSize = 512
 	readBufSize = 32 << 10
@@ -163,6 +164,7 @@ type framer struct {
 	end   int
 	seen  int   // buf[start:seen] holds no newline
 	err   error // the reader's error, returned once the buffer is framed
+	burst bool  // the last read filled all the room it was offered
 	idle  [idleBufSize]byte
 }
 
@@ -228,13 +230,15 @@ func (f *framer) next() (jsonrpc.Message, error) {
 
 // fill reads once more into the buffer. It first moves the unframed bytes
 // to the front of the smallest buffer they leave room in — the idle one
-// when they are few, releasing a pooled one — and, when they fill the
-// buffer, moves them to a larger one: the pooled buffer, then a pooled or
-// new buffer of at least twice the size.
+// when they are few and the last read did not fill what it was offered
+// (the child's output is drained), releasing a pooled one — and, when
+// they fill the buffer, or the last read filled the idle buffer (a burst
+// of lines), moves them to a larger one: the pooled buffer, then a pooled
+// or new buffer of at least twice the size.
 func (f *framer) fill() {
 	pending := f.end - f.start
 	switch {
-	case pending < idleBufSize && f.pool != nil:
+	case pending < idleBufSize && f.pool != nil && !f.burst:
 		n := copy(f.idle[:], f.buf[f.start:f.end])
 		f.release()
 		f.seen -= f.start
@@ -244,10 +248,11 @@ func (f *framer) fill() {
 		f.seen -= f.start
 		f.start, f.end = 0, n
 	}
-	if f.end == len(f.buf) {
+	if f.end == len(f.buf) || f.burst && f.pool == nil {
 		f.grow()
 	}
 	n, err := f.r.Read(f.buf[f.end:])
+	f.burst = n == len(f.buf)-f.end
 	f.end += n
 	if err != nil {
 		f.err = err

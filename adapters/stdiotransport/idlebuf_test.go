@@ -170,3 +170,29 @@ func TestFramerDropsHugeBuffer(t *testing.T) {
 		assert.False(t, p == huge, "the huge buffer was pooled")
 	}
 }
+
+// TestFramerBurst: a burst of small lines (a flood of notifications, the
+// output of a chatty server) is read in large reads, not 512 bytes at a
+// time: once a read fills the idle buffer, the framer reads into the
+// pooled one until a read comes back short.
+func TestFramerBurst(t *testing.T) {
+	var data strings.Builder
+	for range 2000 {
+		data.WriteString(`{"jsonrpc":"2.0","method":"notifications/progress"}` + "\n")
+	}
+	r := &sizeReader{chunkReader: chunkReader{data: []byte(data.String())}}
+	f := &framer{r: r}
+	defer f.release()
+	n := 0
+	for {
+		_, err := f.next()
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		n++
+	}
+	require.Equal(t, 2000, n)
+	assert.Less(t, len(r.sizes), 12, "%d bytes in %d reads", data.Len(), len(r.sizes))
+	assert.Equal(t, idleBufSize, r.sizes[len(r.sizes)-1], "back to the idle buffer once drained")
+}

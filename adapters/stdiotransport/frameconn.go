@@ -130,29 +130,55 @@ func (c *frameConn) Close() error {
 // SessionID is "": stdio has no session id.
 func (c *frameConn) SessionID() string { return "" }
 
-// readBufSize is the size of a framer's pooled read buffer; a longer line
-// grows a private one (up to the receive cap, which the reader below
-// enforces), dropped once the line is done.
-const readBufSize = 32 << 10
+// idleBufSize is the size of the buffer a framer reads into while no
+// part of a line is pending: what an idle connection holds while it waits
+// for its child. A line that does not fit, or a burst of lines (a read
+// that filled the idle buffer), moves to a pooled buffer of readBufSize; a
+// longer line grows a private one (up to the receive cap, which the reader
+// below enforces). Both go back to their pools once every byte read has
+// been framed and the last read came back short, before the next read.
+const (
+	idleBufSize = 512
+	readBufSize = 32 << 10
+)
 
 var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
 
-// framer splits what r delivers into lines and decodes each.
+// bigBufs holds buffers grown past readBufSize by a long line, so that the
+// next long line (the next page of a listing) reuses one instead of
+// growing its own from readBufSize; like every sync.Pool it drops what
+// stays unused over two garbage collections, so an idle connection holds
+// none. A buffer over bigBufKeep is dropped instead (a hostile line near
+// the receive cap grows one of up to twice the cap).
+var bigBufs sync.Pool
+
+const bigBufKeep = 4 << 20
+
+// framer splits what r delivers into lines and decodes each. The messages
+// it returns never share its buffers (decodeLine copies what it keeps).
 type framer struct {
 	r     io.Reader
-	pool  *[]byte // the pooled buffer, while held
+	pool  *[]byte // the pooled (readBufs or bigBufs) buffer, while held
 	buf   []byte  // buf[start:end] is read and not yet framed
 	start int
 	end   int
 	seen  int   // buf[start:seen] holds no newline
 	err   error // the reader's error, returned once the buffer is framed
+	burst bool  // the last read filled all the room it was offered
+	idle  [idleBufSize]byte
 }
 
 func (f *framer) release() {
 	if f.pool != nil {
-		readBufs.Put(f.pool)
-		f.pool, f.buf = nil, nil
+		switch n := len(*f.pool); {
+		case n == readBufSize:
+			readBufs.Put(f.pool)
+		case n <= bigBufKeep:
+			bigBufs.Put(f.pool)
+		}
+		f.pool = nil
 	}
+	f.buf = f.idle[:]
 }
 
 // next returns the next message. Its errors: the reader's (after every
@@ -161,8 +187,7 @@ func (f *framer) release() {
 // JSON-RPC message — reported as soon as the line's first byte shows it.
 func (f *framer) next() (jsonrpc.Message, error) {
 	if f.buf == nil {
-		f.pool = readBufs.Get().(*[]byte)
-		f.buf = *f.pool
+		f.buf = f.idle[:]
 	}
 	for {
 		if i := bytes.IndexByte(f.buf[f.seen:f.end], '\n'); i >= 0 {
@@ -176,7 +201,6 @@ func (f *framer) next() (jsonrpc.Message, error) {
 			if m == nil && err == nil {
 				continue // a blank line
 			}
-			f.shrink()
 			return m, err
 		}
 		f.seen = f.end
@@ -204,36 +228,58 @@ func (f *framer) next() (jsonrpc.Message, error) {
 	}
 }
 
-// fill reads once more into the buffer, moving the unframed bytes to its
-// front and growing it when they fill it.
+// fill reads once more into the buffer. It first moves the unframed bytes
+// to the front of the smallest buffer they leave room in — the idle one
+// when they are few and the last read did not fill what it was offered
+// (the child's output is drained), releasing a pooled one — and, when
+// they fill the buffer, or the last read filled the idle buffer (a burst
+// of lines), moves them to a larger one: the pooled buffer, then a pooled
+// or new buffer of at least twice the size.
 func (f *framer) fill() {
-	if f.start > 0 {
+	pending := f.end - f.start
+	switch {
+	case pending < idleBufSize && f.pool != nil && !f.burst:
+		n := copy(f.idle[:], f.buf[f.start:f.end])
+		f.release()
+		f.seen -= f.start
+		f.start, f.end = 0, n
+	case f.start > 0:
 		n := copy(f.buf, f.buf[f.start:f.end])
 		f.seen -= f.start
 		f.start, f.end = 0, n
 	}
-	if f.end == len(f.buf) {
-		grown := make([]byte, 2*len(f.buf))
-		copy(grown, f.buf[:f.end])
-		f.buf = grown
+	if f.end == len(f.buf) || f.burst && f.pool == nil {
+		f.grow()
 	}
 	n, err := f.r.Read(f.buf[f.end:])
+	f.burst = n == len(f.buf)-f.end
 	f.end += n
 	if err != nil {
 		f.err = err
 	}
 }
 
-// shrink returns to the pooled buffer after a line outgrew it, once what
-// remains fits.
-func (f *framer) shrink() {
-	if f.pool == nil || &f.buf[0] == &(*f.pool)[0] || f.end-f.start > readBufSize {
-		return
+// grow moves the unframed bytes, which fill the buffer from its front, to
+// a larger one.
+func (f *framer) grow() {
+	var next *[]byte
+	if f.pool == nil {
+		next = readBufs.Get().(*[]byte)
+	} else {
+		if p, _ := bigBufs.Get().(*[]byte); p != nil && len(*p) >= 2*len(f.buf) {
+			next = p
+		} else {
+			b := make([]byte, 2*len(f.buf))
+			next = &b
+		}
 	}
-	small := *f.pool
-	n := copy(small, f.buf[f.start:f.end])
-	f.seen -= f.start
-	f.buf, f.start, f.end = small, 0, n
+	copy(*next, f.buf[:f.end])
+	old := f.pool
+	f.pool, f.buf = next, *next
+	if old != nil && len(*old) == readBufSize {
+		readBufs.Put(old)
+	}
+	// A grown private buffer outgrown in turn is dropped.
 }
 
 // encodeMessage writes msg as jsonrpc.EncodeMessage does: the same bytes

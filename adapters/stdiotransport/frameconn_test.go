@@ -239,6 +239,8 @@ func FuzzFramer(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"a"}`+"\n\n"+`{"jsonrpc":"2.0","id":1,"result":{}}`+"\r\n"), uint8(3))
 	f.Add([]byte("x\n"), uint8(1))
 	f.Add([]byte(`{"jsonrpc":"2.0",`), uint8(0))
+	// Lines across the idle buffer's bound (idleBufSize).
+	f.Add([]byte(msgLine("a", 460)+msgLine("b", 1)+msgLine("c", 470)+msgLine("d", 1200)+" \n"+msgLine("e", 3)), uint8(200))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		msgs, err := frameAll(t, &chunkReader{data: data, chunks: []int{int(chunk), 1, int(chunk) / 2}})
 		var want []jsonrpc.Message

@@ -152,4 +152,3 @@ func Clip(s string, limit int) string {
 	}
 	return s[:k] + marker
 }
-

@@ -39,15 +39,26 @@ type GatewayOptions struct {
 	Logger *slog.Logger
 	// Now returns the time of audit records; nil means time.Now.
 	Now func() time.Time
+	// MaxDescription caps, in bytes, each description handed to clients
+	// (of a tool, a prompt and its arguments, a resource, a template, and
+	// each description in a tool's schemas), cut with a visible marker;
+	// MaxTitle each name, title and MIME type. 0 means 8 KiB and 512 bytes
+	// (mcpserve.DefaultMaxDescription, DefaultMaxTitle). Every such text is
+	// handed on under core/textsafe's rule whatever the caps.
+	MaxDescription, MaxTitle int
 }
 
 // Gateway is a Fleet served as one MCP server (mcpward serve): the tools,
 // prompts and resources of its servers, kept current with the Fleet's
 // generations (a change sends notifications/tools/list_changed to every
-// client), plus StatusToolName. Every call is forwarded through the
+// client), plus StatusToolName. Their names, titles and descriptions are
+// handed to clients under core/textsafe's rule and caps (see
+// GatewayOptions.MaxDescription). Every call is forwarded through the
 // Fleet (arguments validated against the narrowed schema, results cut to
-// the admission caps, the supervisor's call timeouts) and audited
-// (ports.AuditCall) before its result is returned. It is safe for
+// the admission caps, the supervisor's call timeouts; a result cut ends in
+// a notice and carries "mcpward/truncated" in _meta, otherwise its content
+// passes as the server sent it) and audited (ports.AuditCall) before its
+// result is returned. It is safe for
 // concurrent use; Close stops it (the Fleet stays open: close it after).
 type Gateway struct {
 	f    *Fleet
@@ -78,6 +89,7 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 		g.now = time.Now
 	}
 	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log,
+		MaxDescription: o.MaxDescription, MaxTitle: o.MaxTitle,
 		// stdio lines framed and decoded by mcpward, not by the SDK's
 		// per-message reflective decoder (serve_stdio_test.go)
 		StdioTransport: stdiotransport.ServerTransport})

@@ -138,14 +138,24 @@ const MinClip = 64
 // Clip returns s when it is at most limit bytes, else its longest start
 // that ends on a character boundary followed by the marker
 // "…[cut by mcpward: N bytes in all]" (N is len(s)), the whole at most
-// limit bytes. A limit below MinClip counts as MinClip. Clip adds no unsafe
-// character: the clip of safe text is safe.
-func Clip(s string, limit int) string {
+// limit bytes. A limit below MinClip counts as MinClip. Clip adds no
+// unsafe character: the clip of safe text is safe.
+func Clip(s string, limit int) string { return clip(s, limit, len(s)) }
+
+// Fit returns s under the rule — Text when keepNL, else Line — and cut as
+// Clip cuts, except that the marker's N is len(s), the length of the text
+// as given (what its author wrote), not of its escaped form.
+func Fit(s string, limit int, keepNL bool) string {
+	return clip(escape(s, keepNL), limit, len(s))
+}
+
+// clip is Clip with the marker naming total.
+func clip(s string, limit, total int) string {
 	limit = max(limit, MinClip)
 	if len(s) <= limit {
 		return s
 	}
-	marker := "…[cut by mcpward: " + strconv.Itoa(len(s)) + " bytes in all]"
+	marker := "…[cut by mcpward: " + strconv.Itoa(total) + " bytes in all]"
 	k := limit - len(marker)
 	for k > 0 && !utf8.RuneStart(s[k]) {
 		k--

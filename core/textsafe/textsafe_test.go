@@ -63,6 +63,14 @@ func TestClip(t *testing.T) {
 	assert.LessOrEqual(t, len(got), 8<<10)
 	assert.True(t, strings.HasSuffix(got, "…[cut by mcpward: 204800 bytes in all]"), got[len(got)-60:])
 	assert.True(t, strings.HasPrefix(got, strings.Repeat("a", 8000)))
+	// Fit names the length as given, not escaped.
+	evil := strings.Repeat("\u202e", 5000)
+	got = Fit(evil, 1000, true)
+	assert.LessOrEqual(t, len(got), 1000)
+	assert.True(t, strings.HasSuffix(got, "…[cut by mcpward: 15000 bytes in all]"), got)
+	assert.True(t, strings.HasPrefix(got, `\u202e\u202e`))
+	assert.Equal(t, "a\nb", Fit("a\nb", 100, true))
+	assert.Equal(t, `a\nb`, Fit("a\nb", 100, false))
 	// Never a broken character, whatever the limit.
 	s := strings.Repeat("日本語👍", 50)
 	for limit := 0; limit < len(s)+2; limit++ {
@@ -113,10 +121,11 @@ func FuzzEscape(f *testing.F) {
 			if !Safe(out, keepNL) {
 				t.Fatalf("the escape of %q is not Safe: %q", s, out)
 			}
-			c := Clip(out, limit%(1<<20))
-			check(c)
-			if len(c) > max(limit%(1<<20), MinClip) {
-				t.Fatalf("clip of %d bytes over its limit %d", len(c), limit)
+			for _, c := range []string{Clip(out, limit%(1<<20)), Fit(s, limit%(1<<20), keepNL)} {
+				check(c)
+				if len(c) > max(limit%(1<<20), MinClip) {
+					t.Fatalf("clip of %d bytes over its limit %d", len(c), limit)
+				}
 			}
 		}
 	})

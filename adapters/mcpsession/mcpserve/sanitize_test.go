@@ -213,4 +213,3 @@ func slicesIndex[T any](s []T, f func(T) bool) int {
 	}
 	return -1
 }
-

@@ -266,12 +266,9 @@ func newQueries(schema string) queries {
 	t := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	seq := t("approvals_seq")
 	headSelect := `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq) FROM ` + t("audit_head") + ` h WHERE h.id = 1`
-	// The approvals of one server in grant order, each column an array in
-	// the same order, with the head and the sets: one statement, so one
-	// snapshot.
-	ofServer := func(col string) string {
-		return `ARRAY(SELECT ` + col + ` FROM ` + t("approvals") + ` WHERE server_hash = $1 ORDER BY seq, id_hash)`
-	}
+	// Every approval in (server, grant) order, each column an array in the
+	// same order, with the head and the sets: one statement, so one
+	// snapshot (List reads one server's the same way).
 	all := func(col string) string {
 		return `ARRAY(SELECT ` + col + ` FROM ` + t("approvals") + ` ORDER BY server_hash, seq, id_hash)`
 	}
@@ -288,10 +285,15 @@ func newQueries(schema string) queries {
 		tokenReseal:     `UPDATE ` + t("tokens") + ` SET key_id = $2, nonce = $3, sealed = $4 WHERE key = $1`,
 
 		approvalList: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
-			ARRAY(SELECT server_hash FROM ` + t("approval_sets") + ` ORDER BY server_hash), ARRAY(SELECT digest FROM ` + t("approval_sets") + ` ORDER BY server_hash),
-			(SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1),
-			` + ofServer("id_hash") + `, ` + ofServer("record") + `, ` + ofServer("key_id") + `, ` + ofServer("mac") + `
-			FROM ` + t("audit_head") + ` h WHERE h.id = 1`,
+			sets.servers, sets.digests, (SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1),
+			r.ids, r.records, r.keys, r.macs
+			FROM ` + t("audit_head") + ` h
+			CROSS JOIN LATERAL (SELECT array_agg(server_hash ORDER BY server_hash) AS servers, array_agg(digest ORDER BY server_hash) AS digests
+				FROM ` + t("approval_sets") + `) sets
+			CROSS JOIN LATERAL (SELECT array_agg(id_hash ORDER BY seq, id_hash) AS ids, array_agg(record ORDER BY seq, id_hash) AS records,
+				array_agg(key_id ORDER BY seq, id_hash) AS keys, array_agg(mac ORDER BY seq, id_hash) AS macs
+				FROM ` + t("approvals") + ` WHERE server_hash = $1) r
+			WHERE h.id = 1`,
 		approvalAll: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
 			ARRAY(SELECT server_hash FROM ` + t("approval_sets") + ` ORDER BY server_hash), ARRAY(SELECT digest FROM ` + t("approval_sets") + ` ORDER BY server_hash),
 			ARRAY(SELECT members FROM ` + t("approval_sets") + ` ORDER BY server_hash),

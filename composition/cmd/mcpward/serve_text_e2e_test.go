@@ -11,9 +11,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/core/textsafe"
+)
+
+// What serve hands its clients (adapters/mcpsession/mcpserve, which the
+// CLI does not import): its caps and its notice of a cut result.
+const (
+	serveMaxDescription = 8 << 10
+	serveMaxTitle       = 512
+	serveTruncatedMeta  = "mcpward/truncated"
+	serveTruncatedNote  = "[mcpward: this result was cut to its admission cap; the rest was not sent]"
 )
 
 // TestServeHostileText is issue 22's attack 8 through "mcpward serve": the
@@ -53,9 +61,9 @@ func TestServeHostileText(t *testing.T) {
 		case string:
 			strs++
 			require.True(t, textsafe.Safe(v, key == "description"), "%s %q", key, v)
-			limit := mcpserve.DefaultMaxTitle
+			limit := serveMaxTitle
 			if key == "description" {
-				limit = mcpserve.DefaultMaxDescription
+				limit = serveMaxDescription
 			}
 			require.LessOrEqual(t, len(v), limit, key)
 		}
@@ -73,7 +81,7 @@ func TestServeHostileText(t *testing.T) {
 	}
 	require.NotNil(t, long)
 	require.NotNil(t, echo)
-	assert.Len(t, long.Description, mcpserve.DefaultMaxDescription)
+	assert.Len(t, long.Description, serveMaxDescription)
 	assert.True(t, strings.HasSuffix(long.Description, "…[cut by mcpward: 204800 bytes in all]"), "the marker says how long it was: %q", long.Description[len(long.Description)-60:])
 	assert.Contains(t, echo.Description, `\x1b]52;c;`, "OSC 52 shown, not sent")
 	assert.Contains(t, echo.Description, `\u202eexe.txt\u2066`)
@@ -90,9 +98,9 @@ func TestServeHostileText(t *testing.T) {
 	require.GreaterOrEqual(t, len(r.Content), 2)
 	first := r.Content[0].(*mcp.TextContent).Text
 	assert.True(t, strings.HasPrefix(first, "\x1b[2J"), "result content is forwarded as the server sent it")
-	assert.Equal(t, mcpserve.TruncatedNotice, r.Content[len(r.Content)-1].(*mcp.TextContent).Text)
-	assert.Equal(t, true, r.Meta[mcpserve.TruncatedMeta])
+	assert.Equal(t, serveTruncatedNote, r.Content[len(r.Content)-1].(*mcp.TextContent).Text)
+	assert.Equal(t, true, r.Meta[serveTruncatedMeta])
 	r = call(t, cs, "mcp__h__echo", map[string]any{"text": "short"})
-	assert.NotContains(t, r.Meta, mcpserve.TruncatedMeta)
-	assert.NotEqual(t, mcpserve.TruncatedNotice, r.Content[len(r.Content)-1].(*mcp.TextContent).Text)
+	assert.NotContains(t, r.Meta, serveTruncatedMeta)
+	assert.NotEqual(t, serveTruncatedNote, r.Content[len(r.Content)-1].(*mcp.TextContent).Text)
 }

@@ -140,7 +140,8 @@ func TestServeHTTPConnectionLimits(t *testing.T) {
 	// come back.
 	require.Eventually(t, func() bool { return get(addr) == http.StatusUnauthorized }, 20*time.Second, 100*time.Millisecond,
 		"served again once the silent connections timed out")
-	assert.LessOrEqual(t, srv.fds(t), base+40)
+	require.Eventually(t, func() bool { return srv.fds(t) <= base+40 }, 20*time.Second, 100*time.Millisecond,
+		"every silent connection is closed")
 }
 
 // TestServeHTTPSessionLimits: --max-sessions 2 lets two clients in and

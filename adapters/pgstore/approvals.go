@@ -2,9 +2,11 @@ package pgstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -107,15 +109,23 @@ func (s *Store) List(ctx context.Context, serverID string) ([]ports.Approval, er
 	fa, fp := s.seen.floor()
 	var (
 		st                      readState
-		servers, digests        [][]byte
-		set                     []byte
+		pairs, set              []byte
+		seqs                    []int64
 		idHashes, records, macs [][]byte
 		keyIDs                  []string
 	)
 	sh := serverHash(serverID)
-	dest := append(st.h.dests(), &st.h.beyond, &servers, &digests, &set, &idHashes, &records, &keyIDs, &macs)
+	dest := append(st.h.dests(), &st.h.beyond, &pairs, &set, &seqs, &idHashes, &records, &keyIDs, &macs)
 	if err := s.pool.QueryRow(ctx, s.q.approvalList, sh).Scan(dest...); err != nil {
 		return nil, dbFail(err, "approval list")
+	}
+	if len(pairs)%entryLen != 0 {
+		return nil, fail(ReasonApprovalReplayed, "the approvals' sets are not the ones the store wrote")
+	}
+	var servers, digests [][]byte
+	for i := 0; i < len(pairs); i += entryLen {
+		servers = append(servers, pairs[i:i+32])
+		digests = append(digests, pairs[i+32:i+entryLen])
 	}
 	if err := s.verifyRead(ctx, &st, servers, digests, fa, fp); err != nil {
 		return nil, err
@@ -124,11 +134,24 @@ func (s *Store) List(ctx context.Context, serverID string) ([]ports.Approval, er
 	if err != nil {
 		return nil, err
 	}
-	if len(records) != len(idHashes) || len(keyIDs) != len(idHashes) || len(macs) != len(idHashes) {
+	n := len(idHashes)
+	if len(seqs) != n || len(records) != n || len(keyIDs) != n || len(macs) != n {
 		return nil, fail(ReasonCorrupt, "the approvals are malformed")
 	}
+	// Grant order: by seq, then identity hash (the aggregates keep the
+	// rows aligned, not ordered).
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(seqs[a], seqs[b]); c != 0 {
+			return c
+		}
+		return bytes.Compare(idHashes[a], idHashes[b])
+	})
 	var out []ports.Approval
-	for i := range idHashes {
+	for _, i := range order {
 		a, err := s.openApproval(ctx, s.pool, idHashes[i], records[i], keyIDs[i], macs[i])
 		if err != nil {
 			return nil, err

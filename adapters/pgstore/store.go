@@ -285,14 +285,12 @@ func newQueries(schema string) queries {
 		tokenReseal:     `UPDATE ` + t("tokens") + ` SET key_id = $2, nonce = $3, sealed = $4 WHERE key = $1`,
 
 		approvalList: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
-			sets.servers, sets.digests, (SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1),
-			r.ids, r.records, r.keys, r.macs
+			(SELECT string_agg(server_hash || digest, ''::bytea) FROM ` + t("approval_sets") + `),
+			(SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1),
+			r.seqs, r.ids, r.records, r.keys, r.macs
 			FROM ` + t("audit_head") + ` h
-			CROSS JOIN LATERAL (SELECT array_agg(server_hash ORDER BY server_hash) AS servers, array_agg(digest ORDER BY server_hash) AS digests
-				FROM ` + t("approval_sets") + `) sets
-			CROSS JOIN LATERAL (SELECT array_agg(id_hash ORDER BY seq, id_hash) AS ids, array_agg(record ORDER BY seq, id_hash) AS records,
-				array_agg(key_id ORDER BY seq, id_hash) AS keys, array_agg(mac ORDER BY seq, id_hash) AS macs
-				FROM ` + t("approvals") + ` WHERE server_hash = $1) r
+			CROSS JOIN LATERAL (SELECT array_agg(seq) AS seqs, array_agg(id_hash) AS ids, array_agg(record) AS records,
+				array_agg(key_id) AS keys, array_agg(mac) AS macs FROM ` + t("approvals") + ` WHERE server_hash = $1) r
 			WHERE h.id = 1`,
 		approvalAll: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
 			ARRAY(SELECT server_hash FROM ` + t("approval_sets") + ` ORDER BY server_hash), ARRAY(SELECT digest FROM ` + t("approval_sets") + ` ORDER BY server_hash),

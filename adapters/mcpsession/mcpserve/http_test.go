@@ -347,3 +347,13 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 	require.NoError(t, err)
 	defer cs2.Close()
 }
+
+// TestHTTPHeaderBytes: headers past MaxHeaderBytes are answered 431 and
+// the connection closed.
+func TestHTTPHeaderBytes(t *testing.T) {
+	_, addr := serveHTTP(t, HTTPOptions{IdleTimeout: time.Minute})
+	c := dial(t, addr)
+	resp := roundTrip(t, c, request("GET", addr, "X-Big: "+strings.Repeat("a", MaxHeaderBytes+8192)))
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	closedWithin(t, c, 5*time.Second)
+}

@@ -112,6 +112,15 @@ const (
 	ReasonStoreUnavailable = "store_unavailable"
 	ReasonStoreCorrupt     = "store_corrupt"
 	ReasonStoreFailed      = "store_failed"
+	// ReasonStoreReplayed is the reason of a failed Check whose store
+	// reported ports.ErrReplayed without a reason word of its own: a
+	// record it held once was put back, or its state rolled back, by
+	// someone without its key. A store's own word (pgstore's
+	// "approval_replayed", "store_rolled_back") is kept when it gave one.
+	ReasonStoreReplayed = "store_replayed"
+	// ReasonReplayedRemoved is the audit reason of the record RevokeAll
+	// appends when it removed approvals the store refused as replayed.
+	ReasonReplayedRemoved = "replayed_approval_removed"
 )
 
 // Result is what the flow decided about one server name. Every field is
@@ -294,6 +303,7 @@ type Host struct {
 	dialer    *Dialer
 	lookup    definition.Lookup
 	actor     string
+	now       func() time.Time
 	logger    *slog.Logger
 	// serverLogLevel is Config.ServerLogLevel (logs.go).
 	serverLogLevel slog.Level
@@ -320,6 +330,10 @@ func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 	if actor == "" {
 		actor = DefaultActor
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	if auth == nil {
 		// The strictest decision: no Authenticator, no helper allowed.
 		auth = &Authentication{needs: map[string][]need{}}
@@ -334,6 +348,7 @@ func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		dialer:    dialer,
 		lookup:    cfg.Lookup,
 		actor:     actor,
+		now:       now,
 		logger:    cfg.Logger,
 
 		serverLogLevel: cfg.ServerLogLevel,
@@ -409,8 +424,29 @@ func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string
 // RevokeAll removes every approval recorded for the server id name,
 // whatever the identity it was bound to (so an approval of a definition
 // that has since changed or gone goes too), and returns how many it removed.
+// When the approval store is a ports.ApprovalVerifier it first removes the
+// approvals of name the store refuses as replayed (put back without its
+// key), which would otherwise keep every approval of name unreadable,
+// appending one ports.AuditRevoke record (ReasonReplayedRemoved) when it
+// removed any; they count in the number returned.
 func (h *Host) RevokeAll(ctx context.Context, name string) (int, error) {
-	return h.decider.RevokeAll(ctx, name, h.actor)
+	removed := 0
+	if v, ok := h.approvals.(ports.ApprovalVerifier); ok && name != "" {
+		n, err := v.RemoveReplayed(ctx, name)
+		if err != nil {
+			return 0, storeFailure("approvals", err)
+		}
+		if n > 0 {
+			removed = n
+			rec := ports.AuditRecord{Time: h.now(), Action: ports.AuditRevoke, Identity: ports.Identity{ServerID: name},
+				Outcome: activation.OutcomeRevoked, Reason: ReasonReplayedRemoved, Actor: h.actor}
+			if err := h.audit.Append(ctx, rec); err != nil {
+				return removed, storeFailure("audit", err)
+			}
+		}
+	}
+	n, err := h.decider.RevokeAll(ctx, name, h.actor)
+	return removed + n, err
 }
 
 // Check is the outcome of probing one store of the Host.
@@ -418,7 +454,9 @@ type Check struct {
 	// Name is "approvals", "audit", "tokens" or "locks".
 	Name string
 	// Err is nil when the store answered, otherwise a *refusal.Error
-	// (ReasonStoreUnavailable, ReasonStoreCorrupt or ReasonStoreFailed).
+	// (ReasonStoreUnavailable, ReasonStoreCorrupt, ReasonStoreFailed, or
+	// for ports.ErrReplayed the store's own reason word, else
+	// ReasonStoreReplayed, with the server it named).
 	Err error
 }
 
@@ -426,7 +464,8 @@ type Check struct {
 const probeKey = "mcpward-doctor-probe"
 
 // Check probes every store of the Host without changing anything it keeps:
-// it lists approvals, reads the audit log, reads one absent token and
+// it lists approvals (verifies every approval, when the store is a
+// ports.ApprovalVerifier), reads the audit log, reads one absent token and
 // takes and releases one lock (each bounded by timeout). A nil token store
 // or locker is not checked.
 func (h *Host) Check(ctx context.Context, timeout time.Duration) []Check {
@@ -436,7 +475,13 @@ func (h *Host) Check(ctx context.Context, timeout time.Duration) []Check {
 		return Check{Name: name, Err: storeFailure(name, f(c))}
 	}
 	checks := []Check{
-		run("approvals", func(c context.Context) error { _, err := h.approvals.List(c, probeKey); return err }),
+		run("approvals", func(c context.Context) error {
+			if v, ok := h.approvals.(ports.ApprovalVerifier); ok {
+				return v.VerifyApprovals(c)
+			}
+			_, err := h.approvals.List(c, probeKey)
+			return err
+		}),
 		run("audit", func(c context.Context) error { _, err := h.audit.Records(c); return err }),
 	}
 	if h.tokens != nil {
@@ -466,6 +511,15 @@ func storeFailure(store string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ports.ErrReplayed):
+		r := &refusal.Error{Class: refusal.Internal, Reason: ReasonStoreReplayed, Detail: store}
+		var re *refusal.Error
+		if errors.As(err, &re) && re.Reason != "" {
+			// A store's refusal is secret-free by contract: its word and
+			// the server it named pass.
+			r.Reason, r.Server = re.Reason, re.Server
+		}
+		return r
 	case errors.Is(err, ports.ErrCorrupt):
 		return &refusal.Error{Class: refusal.Internal, Reason: ReasonStoreCorrupt, Detail: store}
 	case errors.Is(err, ports.ErrUnavailable), errors.Is(err, ports.ErrLockTimeout),

@@ -395,6 +395,65 @@ func TestCheck(t *testing.T) {
 	assert.Len(t, h.Check(context.Background(), time.Second), 2)
 }
 
+// verifyingStore is an approval store that tells replayed approvals apart
+// (ports.ApprovalVerifier) with scripted answers.
+type verifyingStore struct {
+	ports.ApprovalStore
+	verify  error
+	removed int
+	asked   []string
+}
+
+func (v *verifyingStore) VerifyApprovals(context.Context) error { return v.verify }
+
+func (v *verifyingStore) RemoveReplayed(_ context.Context, server string) (int, error) {
+	v.asked = append(v.asked, server)
+	return v.removed, nil
+}
+
+// replayedErr is a store's refusal of a replayed approval: its own word
+// and server, matching ports.ErrReplayed.
+type replayedErr struct{ r *refusal.Error }
+
+func (e replayedErr) Error() string   { return e.r.Error() }
+func (e replayedErr) Unwrap() []error { return []error{e.r, ports.ErrReplayed, ports.ErrCorrupt} }
+
+// TestCheckAndRevokeAllWithAVerifier: with an approval store that is a
+// ports.ApprovalVerifier, Check verifies every approval and keeps the
+// store's word and server for a replay (store_replayed without one);
+// RevokeAll first removes the replayed approvals of the name, audited.
+func TestCheckAndRevokeAllWithAVerifier(t *testing.T) {
+	v := &verifyingStore{ApprovalStore: portstest.NewApprovalStore()}
+	audit := portstest.NewAuditLog()
+	h, err := composition.New(composition.Ports{Approvals: v, Audit: audit}, composition.Config{Actor: "cli"})
+	require.NoError(t, err)
+	assert.NoError(t, h.Check(t.Context(), time.Second)[0].Err)
+
+	v.verify = replayedErr{&refusal.Error{Class: refusal.Config, Reason: "approval_replayed", Server: "srv", Detail: "pgstore: fixed"}}
+	c := h.Check(t.Context(), time.Second)[0]
+	assert.Equal(t, "approval_replayed", refusal.ReasonOf(c.Err))
+	var re *refusal.Error
+	require.ErrorAs(t, c.Err, &re)
+	assert.Equal(t, "srv", re.Server)
+	assert.NotContains(t, c.Err.Error(), "fixed", "the store's detail does not pass")
+
+	v.verify = fmt.Errorf("wrapped: %w", ports.ErrReplayed)
+	assert.Equal(t, composition.ReasonStoreReplayed, refusal.ReasonOf(h.Check(t.Context(), time.Second)[0].Err))
+
+	v.removed = 1
+	n, err := h.RevokeAll(t.Context(), "srv")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the replayed approval removed counts")
+	assert.Equal(t, []string{"srv"}, v.asked)
+	recs, err := audit.Records(t.Context())
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Equal(t, ports.AuditRevoke, recs[0].Action)
+	assert.Equal(t, composition.ReasonReplayedRemoved, recs[0].Reason)
+	assert.Equal(t, "srv", recs[0].Identity.ServerID)
+	assert.Equal(t, "cli", recs[0].Actor)
+}
+
 func TestCustomRequiresApprovalsAndAudit(t *testing.T) {
 	_, err := composition.New(composition.Ports{Audit: portstest.NewAuditLog()}, composition.Config{})
 	assert.Equal(t, activation.ReasonInvalidOptions, refusal.ReasonOf(err))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
 	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/textsafe"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -214,10 +215,11 @@ func (l *serverLogs) flush() {
 }
 
 // sanitizeLog returns s safe for any log handler and terminal: invalid
-// UTF-8, control characters (C0 but tab and newlines, which become
-// spaces; DEL; C1) and the invisible formatting and bidirectional
-// controls that can disguise text become U+FFFD; the result is cut to at
-// most n bytes on a character boundary, ending in "…" when cut.
+// UTF-8 and every character textsafe.Unsafe names (mcpward's one rule:
+// controls, bidirectional and invisible format characters) become U+FFFD,
+// but tab and newlines, which become spaces (a log record is one line);
+// the result is cut to at most n bytes on a character boundary, ending in
+// "…" when cut.
 func sanitizeLog(s string, n int) string {
 	var b strings.Builder
 	b.Grow(min(len(s), n))
@@ -230,7 +232,7 @@ func sanitizeLog(s string, n int) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			r = ' '
-		case r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0, invisible(r):
+		case textsafe.Unsafe(r):
 			r = '\uFFFD'
 		}
 		if b.Len()+utf8.RuneLen(r) > n {
@@ -244,17 +246,6 @@ func sanitizeLog(s string, n int) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// invisible reports the formatting characters that reorder or hide text:
-// bidirectional embeddings, overrides and isolates, directional marks,
-// zero-width characters and the byte order mark.
-func invisible(r rune) bool {
-	switch {
-	case 0x200b <= r && r <= 0x200f, 0x202a <= r && r <= 0x202e, 0x2060 <= r && r <= 0x2069, r == 0x061c, r == 0xfeff:
-		return true
-	}
-	return false
 }
 
 // fleetLogs returns the forwarder of a new Fleet's server log messages

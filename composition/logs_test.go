@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/secret"
+	"github.com/mcpward/mcpward/core/textsafe"
 	"github.com/mcpward/mcpward/ports"
 	"github.com/mcpward/mcpward/ports/portstest"
 )
@@ -264,7 +265,7 @@ func FuzzSanitizeLog(f *testing.F) {
 			t.Fatalf("%d bytes over the bound %d", len(got), n)
 		}
 		for _, r := range got {
-			if r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 || invisible(r) {
+			if textsafe.Unsafe(r) {
 				t.Fatalf("control character %U kept in %q", r, got)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -39,15 +40,59 @@ type GatewayOptions struct {
 	Logger *slog.Logger
 	// Now returns the time of audit records; nil means time.Now.
 	Now func() time.Time
+	// MaxDescription caps, in bytes, each description handed to clients
+	// (of a tool, a prompt and its arguments, a resource, a template, and
+	// each description in a tool's schemas), cut with a visible marker;
+	// MaxTitle each name, title and MIME type. 0 means 8 KiB and 512 bytes
+	// (mcpserve.DefaultMaxDescription, DefaultMaxTitle). Every such text is
+	// handed on under core/textsafe's rule whatever the caps.
+	MaxDescription, MaxTitle int
+	// HTTP are the limits of HTTPHandler and ServeHTTP; a zero field
+	// means its default, a negative one no limit.
+	HTTP HTTPLimits
+}
+
+// DefaultHTTPLimits returns the limits a zero HTTPLimits means.
+func DefaultHTTPLimits() HTTPLimits {
+	return HTTPLimits{MaxConnections: mcpserve.DefaultMaxConnections, MaxSessions: mcpserve.DefaultMaxSessions,
+		SessionIdleTimeout: mcpserve.DefaultSessionIdleTimeout, IdleTimeout: mcpserve.DefaultIdleTimeout,
+		HeaderTimeout: mcpserve.DefaultHeaderTimeout, BodyTimeout: mcpserve.DefaultBodyTimeout}
+}
+
+// HTTPLimits bound what clients of a Gateway served over Streamable HTTP
+// may hold. A server at a limit answers 503 with Retry-After (5 s), never
+// by growing. Zero fields mean the defaults, negative ones no limit.
+type HTTPLimits struct {
+	// MaxConnections caps the connections open at once (ServeHTTP);
+	// default 256. One more is answered 503 and closed before a request
+	// is read.
+	MaxConnections int
+	// MaxSessions caps the client sessions open at once; default 128. An
+	// initialize past it is answered 503.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that received no request for
+	// this long; default 30 minutes.
+	SessionIdleTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection with no request for this
+	// long (ServeHTTP); default 2 minutes. A request refused 401 or 403
+	// closes its connection at once.
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds reading a request's headers (ServeHTTP), and
+	// BodyTimeout its body (408); default 10 seconds each.
+	HeaderTimeout, BodyTimeout time.Duration
 }
 
 // Gateway is a Fleet served as one MCP server (mcpward serve): the tools,
 // prompts and resources of its servers, kept current with the Fleet's
 // generations (a change sends notifications/tools/list_changed to every
-// client), plus StatusToolName. Every call is forwarded through the
+// client), plus StatusToolName. Their names, titles and descriptions are
+// handed to clients under core/textsafe's rule and caps (see
+// GatewayOptions.MaxDescription). Every call is forwarded through the
 // Fleet (arguments validated against the narrowed schema, results cut to
-// the admission caps, the supervisor's call timeouts) and audited
-// (ports.AuditCall) before its result is returned. It is safe for
+// the admission caps, the supervisor's call timeouts; a result cut ends in
+// a notice and carries "mcpward/truncated" in _meta, otherwise its content
+// passes as the server sent it) and audited (ports.AuditCall) before its
+// result is returned. It is safe for
 // concurrent use; Close stops it (the Fleet stays open: close it after).
 type Gateway struct {
 	f    *Fleet
@@ -55,6 +100,7 @@ type Gateway struct {
 	log  *slog.Logger
 	now  func() time.Time
 	srv  *mcpserve.Server
+	http HTTPLimits
 
 	mu     sync.Mutex
 	routes map[string]route // offered name → where calls go
@@ -70,7 +116,7 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 	if opts != nil {
 		o = *opts
 	}
-	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, routes: map[string]route{}}
+	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, http: o.HTTP, routes: map[string]route{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -78,6 +124,7 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 		g.now = time.Now
 	}
 	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log,
+		MaxDescription: o.MaxDescription, MaxTitle: o.MaxTitle,
 		// stdio lines framed and decoded by mcpward, not by the SDK's
 		// per-message reflective decoder (serve_stdio_test.go)
 		StdioTransport: stdiotransport.ServerTransport})
@@ -98,11 +145,29 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 
 // HTTPHandler returns the Streamable HTTP handler of g: requests whose
 // Host (or Origin, when present) is not a loopback name with port are
-// answered 403, those without "Authorization: Bearer token" 401; no CORS
-// header is ever sent. token "" turns the token check off (tests only:
-// the caller must bind a loopback address).
+// answered 403, those without "Authorization: Bearer token" 401 (both
+// closing their connection); no CORS header is ever sent; a body must
+// arrive within the limits' BodyTimeout, and an initialize past
+// MaxSessions is answered 503. token "" turns the token check off (tests
+// only: the caller must bind a loopback address).
 func (g *Gateway) HTTPHandler(token, port string) http.Handler {
-	return g.srv.HTTPHandler(mcpserve.HTTPOptions{Token: token, Port: port})
+	return g.srv.HTTPHandler(g.httpOptions(token, port))
+}
+
+// ServeHTTP serves g's HTTPHandler at /mcp on ln (a loopback listener)
+// with GatewayOptions.HTTP's limits — connections, headers, idle
+// connections, besides those of HTTPHandler — until ctx ends; then it
+// closes ln and every connection (in-flight requests get 2 s) and returns
+// nil. It returns ln's error otherwise.
+func (g *Gateway) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
+	return g.srv.ServeHTTP(ctx, ln, g.httpOptions(token, ""))
+}
+
+// httpOptions are the mcpserve options of g's limits.
+func (g *Gateway) httpOptions(token, port string) mcpserve.HTTPOptions {
+	l := g.http
+	return mcpserve.HTTPOptions{Token: token, Port: port, MaxSessions: l.MaxSessions, SessionIdleTimeout: l.SessionIdleTimeout,
+		BodyTimeout: l.BodyTimeout, MaxConnections: l.MaxConnections, IdleTimeout: l.IdleTimeout, HeaderTimeout: l.HeaderTimeout}
 }
 
 // ToolNames returns the names of the tools offered now, sorted.

@@ -27,6 +27,13 @@ var (
 	// context ended. The caller must treat this as "not locked" and fail
 	// closed.
 	ErrLockTimeout = errors.New("mcpward: lock wait timed out")
+	// ErrReplayed: stored data authenticates (it was written by the store
+	// once) but is not what the store holds now: a record put back after
+	// it was removed or replaced (a replay by someone who can write the
+	// backing store but has no key), or the store's state rolled back. A
+	// store that returns it also matches ErrCorrupt, and never uses such
+	// data.
+	ErrReplayed = errors.New("mcpward: stored data replayed")
 )
 
 // MaxKeyLen is the longest key (in bytes) every TokenStore and Locker must
@@ -137,6 +144,24 @@ type ApprovalStore interface {
 	// Revoke removes the approval with exactly this identity: ErrNotFound
 	// when there is none, ErrUnavailable or ErrCorrupt.
 	Revoke(ctx context.Context, id Identity) error
+}
+
+// ApprovalVerifier is implemented by an ApprovalStore that can tell the
+// approvals it holds now from approvals it held once (an approval revoked,
+// then put back by someone who can write the backing store but has no
+// key). A host's health check (mcpward doctor) asks it; List already
+// refuses such an approval. Safe for concurrent use.
+type ApprovalVerifier interface {
+	// VerifyApprovals checks every approval the store keeps, of every
+	// server: nil when each is one the store holds now; ErrReplayed (and
+	// ErrCorrupt) naming the first server found with a replayed approval,
+	// ErrCorrupt or ErrUnavailable otherwise.
+	VerifyApprovals(ctx context.Context) error
+	// RemoveReplayed removes the approvals of serverID that VerifyApprovals
+	// refuses (never one the store holds now: removing never widens
+	// anything) and returns how many it removed: ErrCorrupt when the store
+	// cannot tell which are current, ErrUnavailable.
+	RemoveReplayed(ctx context.Context, serverID string) (int, error)
 }
 
 // AuditAction names what an audit record records.

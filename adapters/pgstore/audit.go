@@ -25,44 +25,71 @@ type Checkpoint struct {
 	MAC []byte
 }
 
-// auditMAC is the chain MAC of record number seq after prev.
+// auditMAC is the chain MAC of record number seq after prev, for a
+// record of schema version 1 (appended before the approvals' state
+// existed).
 func auditMAC(sl *sealer, prev []byte, seq int64, record []byte) []byte {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(seq))
 	return sl.sum([]byte("audit"), prev, n[:], record)
 }
 
+// auditMAC2 is the chain MAC of record number seq after prev, appended
+// while the approvals' sequence number was apprSeq.
+func auditMAC2(sl *sealer, prev []byte, seq int64, record []byte, apprSeq int64) []byte {
+	return sl.sum([]byte("audit v2"), prev, u64(seq), record, u64(apprSeq))
+}
+
+// rowMAC is the chain MAC of r after prev, in r's format.
+func rowMAC(sl *sealer, prev []byte, r chainRow) []byte {
+	if r.apprSeq == nil {
+		return auditMAC(sl, prev, r.seq, r.record)
+	}
+	return auditMAC2(sl, prev, r.seq, r.record, *r.apprSeq)
+}
+
 // Append adds r at the end of the audit log in one transaction: it locks
-// the chain's head row, so appends from every process and machine are
-// serialized into one chain, and stores r with the MAC of (the previous
-// record's MAC, r's sequence number, r) under the current key. It fails
-// with ReasonKeyringFailed, ReasonKeyMismatch or ReasonUnavailable. Safe
-// for concurrent use: every record is kept whole, each writer's in its
-// order.
+// the store's head row (verifying it first), so appends from every process
+// and machine are serialized into one chain, and stores r with the MAC of
+// (the previous record's MAC, r's sequence number, r, the approvals'
+// sequence number) under the current key; the head's MAC is renewed. It
+// fails with ReasonAuditChainBroken or ReasonRolledBack when the head was
+// changed or rolled back without the key (nothing is appended),
+// ReasonKeyringFailed, ReasonKeyMismatch, ReasonKeyUnknown or
+// ReasonUnavailable. Safe for concurrent use: every record is kept whole,
+// each writer's in its order.
 func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 	sl, err := s.sealerNow(ctx)
 	if err != nil {
 		return err
 	}
 	record := encodeRecord(r)
-	return s.inTx(ctx, "audit append", func(tx pgx.Tx) error {
-		var (
-			seq, baseSeq int64
-			mac, baseMAC []byte
-		)
-		if err := tx.QueryRow(ctx, s.q.headForUpdate).Scan(&seq, &mac, &baseSeq, &baseMAC); err != nil {
+	var h head
+	err = s.inTx(ctx, "audit append", func(tx pgx.Tx) error {
+		fa, fp := s.seen.floor()
+		h = head{}
+		if err := tx.QueryRow(ctx, s.q.headForUpdate).Scan(append(h.dests(), &h.beyond)...); err != nil {
 			return dbFail(err, "audit append")
 		}
-		next := seq + 1
-		m := auditMAC(sl, mac, next, record)
-		if _, err := tx.Exec(ctx, s.q.auditInsert, next, record, sl.id, m); err != nil {
+		hsl, err := s.verifyHead(ctx, tx, &h, fa, fp, ReasonAuditChainBroken)
+		if err != nil {
+			return err
+		}
+		next := h.seq + 1
+		m := auditMAC2(sl, h.mac, next, record, *h.apprSeq)
+		if _, err := tx.Exec(ctx, s.q.auditInsert, next, record, sl.id, m, *h.apprSeq); err != nil {
 			return dbFail(err, "audit append")
 		}
-		if _, err := tx.Exec(ctx, s.q.headUpdate, next, m); err != nil {
+		h.seq, h.mac = next, m
+		if _, err := tx.Exec(ctx, s.q.headUpdate, next, m, hsl.id, headSum(hsl, &h, *h.apprSeq, h.apprDigest)); err != nil {
 			return dbFail(err, "audit append")
 		}
 		return nil
 	})
+	if err == nil {
+		s.seen.saw(h.seq, *h.apprSeq)
+	}
+	return err
 }
 
 // Records returns every record kept (those Prune removed excepted) in
@@ -74,8 +101,7 @@ func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 func (s *Store) Records(ctx context.Context) ([]ports.AuditRecord, error) {
 	var out []ports.AuditRecord
 	err := s.inTxOpts(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, "audit read", func(tx pgx.Tx) error {
-		var base Checkpoint
-		_, err := s.walkChain(ctx, tx, s.q.head, &base, func(row chainRow) error {
+		_, err := s.walkChain(ctx, tx, s.q.head, func(row chainRow) error {
 			r, err := decodeRecord(row.record)
 			if err != nil {
 				return fail(ReasonCorrupt, "an audit record is malformed")
@@ -102,11 +128,8 @@ func (s *Store) Records(ctx context.Context) ([]ports.AuditRecord, error) {
 func (s *Store) Verify(ctx context.Context, anchor *Checkpoint) (Checkpoint, error) {
 	var head Checkpoint
 	err := s.inTxOpts(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, "audit verify", func(tx pgx.Tx) error {
-		var (
-			base  Checkpoint
-			found bool
-		)
-		h, err := s.walkChain(ctx, tx, s.q.head, &base, func(r chainRow) error {
+		var found bool
+		w, err := s.walkChain(ctx, tx, s.q.head, func(r chainRow) error {
 			if anchor != nil && r.seq == anchor.Seq {
 				found = hmac.Equal(r.mac, anchor.MAC)
 			}
@@ -115,7 +138,8 @@ func (s *Store) Verify(ctx context.Context, anchor *Checkpoint) (Checkpoint, err
 		if err != nil {
 			return err
 		}
-		head = h
+		base := Checkpoint{Seq: w.h.baseSeq, MAC: w.h.baseMAC}
+		head = Checkpoint{Seq: w.h.seq, MAC: w.h.mac}
 		if anchor == nil {
 			return nil
 		}
@@ -142,60 +166,84 @@ type chainRow struct {
 	seq         int64
 	record, mac []byte
 	keyID       string
+	// apprSeq is the approvals' sequence number the record was appended
+	// at; nil for a record of schema version 1.
+	apprSeq *int64
 }
 
-// walkChain verifies the chain read through tx (the head by headQuery),
-// sets *base to the retention base, calls each (when not nil) with every
-// row in order, and returns the head. A failure of each stops the walk and
-// is returned.
-func (s *Store) walkChain(ctx context.Context, tx pgx.Tx, headQuery string, base *Checkpoint, each func(chainRow) error) (Checkpoint, error) {
-	var head Checkpoint
-	if err := tx.QueryRow(ctx, headQuery).Scan(&head.Seq, &head.MAC, &base.Seq, &base.MAC); err != nil {
-		return Checkpoint{}, dbFail(err, "audit read")
+// walked is a verified chain: its head (and the sealer of the head's key).
+type walked struct {
+	h  head
+	sl *sealer
+}
+
+// walkChain verifies the store's head (read through tx by headQuery) and
+// the chain from its retention base to its end, calls each (when not nil)
+// with every row in order, and returns the head. A record of schema
+// version 1 never follows one of version 2, and the approvals' sequence
+// numbers never go back. A failure of each stops the walk and is returned.
+func (s *Store) walkChain(ctx context.Context, tx pgx.Tx, headQuery string, each func(chainRow) error) (walked, error) {
+	fa, fp := s.seen.floor()
+	var w walked
+	if err := tx.QueryRow(ctx, headQuery).Scan(append(w.h.dests(), &w.h.beyond)...); err != nil {
+		return walked{}, dbFail(err, "audit read")
 	}
+	sl, err := s.verifyHead(ctx, tx, &w.h, fa, fp, ReasonAuditChainBroken)
+	if err != nil {
+		return walked{}, err
+	}
+	w.sl = sl
 	rows, err := tx.Query(ctx, s.q.auditRows)
 	if err != nil {
-		return Checkpoint{}, dbFail(err, "audit read")
+		return walked{}, dbFail(err, "audit read")
 	}
 	var all []chainRow
 	for rows.Next() {
 		var r chainRow
-		if err := rows.Scan(&r.seq, &r.record, &r.keyID, &r.mac); err != nil {
+		if err := rows.Scan(&r.seq, &r.record, &r.keyID, &r.mac, &r.apprSeq); err != nil {
 			rows.Close()
-			return Checkpoint{}, dbFail(err, "audit read")
+			return walked{}, dbFail(err, "audit read")
 		}
 		all = append(all, r)
 	}
 	if err := rows.Err(); err != nil {
-		return Checkpoint{}, dbFail(err, "audit read")
+		return walked{}, dbFail(err, "audit read")
 	}
 	broken := func() error { return fail(ReasonAuditChainBroken, "the audit chain does not verify") }
-	prev, want := base.MAC, base.Seq+1
+	prev, want := w.h.baseMAC, w.h.baseSeq+1
+	v2, lastAppr := false, int64(0)
 	for _, r := range all {
 		if r.seq != want {
-			return Checkpoint{}, broken()
+			return walked{}, broken()
 		}
-		sl, err := s.opener(ctx, tx, r.keyID)
+		if r.apprSeq == nil && v2 || r.apprSeq != nil && *r.apprSeq < lastAppr {
+			return walked{}, broken()
+		}
+		rsl, err := s.opener(ctx, tx, r.keyID)
 		if err != nil {
 			if errors.Is(err, ports.ErrCorrupt) && !isKeyError(err) {
-				return Checkpoint{}, broken()
+				return walked{}, broken()
 			}
-			return Checkpoint{}, err
+			return walked{}, err
 		}
-		if !hmac.Equal(r.mac, auditMAC(sl, prev, r.seq, r.record)) {
-			return Checkpoint{}, broken()
+		if !hmac.Equal(r.mac, rowMAC(rsl, prev, r)) {
+			return walked{}, broken()
 		}
 		if each != nil {
 			if err := each(r); err != nil {
-				return Checkpoint{}, err
+				return walked{}, err
 			}
+		}
+		if r.apprSeq != nil {
+			v2, lastAppr = true, *r.apprSeq
 		}
 		prev, want = r.mac, want+1
 	}
-	if want-1 != head.Seq || !hmac.Equal(prev, head.MAC) {
-		return Checkpoint{}, broken()
+	if want-1 != w.h.seq || !hmac.Equal(prev, w.h.mac) || lastAppr > *w.h.apprSeq {
+		return walked{}, broken()
 	}
-	return head, nil
+	s.seen.saw(w.h.seq, *w.h.apprSeq)
+	return w, nil
 }
 
 // isKeyError reports a wrong or missing key rather than a bad row.
@@ -207,19 +255,22 @@ func isKeyError(err error) bool {
 // Prune is the audit log's retention: it removes the oldest records
 // appended (by the database's clock) before before, as one prefix of the
 // chain — it stops at the first record appended at or after before, so the
-// records kept are always a contiguous end of the chain. The chain is
-// verified first (a broken chain is never pruned: ReasonAuditChainBroken);
-// the last removed record's sequence number and MAC become the retention
-// base, from which Records and Verify check the rest, so the chain stays
-// verifiable. It returns the number of records removed. A Checkpoint older
-// than the new base can no longer be checked (ReasonCheckpointPruned).
-// Other failures: ReasonKeyUnknown, ReasonKeyMismatch, ReasonUnavailable.
-// Safe for concurrent use (it locks the head like Append).
+// records kept are always a contiguous end of the chain — and it always
+// keeps the last record (the chain's end, which the head and the
+// approvals' state are bound to). The chain is verified first (a broken
+// chain is never pruned: ReasonAuditChainBroken); the last removed
+// record's sequence number and MAC become the retention base, from which
+// Records and Verify check the rest, so the chain stays verifiable. It
+// returns the number of records removed. A Checkpoint older than the new
+// base can no longer be checked (ReasonCheckpointPruned). Other failures:
+// ReasonRolledBack, ReasonKeyUnknown, ReasonKeyMismatch,
+// ReasonUnavailable. Safe for concurrent use (it locks the head like
+// Append).
 func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var removed int64
 	err := s.inTx(ctx, "audit prune", func(tx pgx.Tx) error {
-		var base Checkpoint
-		head, err := s.walkChain(ctx, tx, s.q.headForUpdate, &base, nil)
+		removed = 0
+		w, err := s.walkChain(ctx, tx, s.q.headForUpdate, nil)
 		if err != nil {
 			return err
 		}
@@ -227,11 +278,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if err := tx.QueryRow(ctx, s.q.auditFirstAfter, before).Scan(&first); err != nil {
 			return dbFail(err, "audit prune")
 		}
-		cut := head.Seq
+		cut := w.h.seq - 1
 		if first != nil {
-			cut = *first - 1
+			cut = min(cut, *first-1)
 		}
-		if cut <= base.Seq {
+		if cut <= w.h.baseSeq {
 			return nil
 		}
 		var mac []byte
@@ -242,7 +293,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 		if err != nil {
 			return dbFail(err, "audit prune")
 		}
-		if _, err := tx.Exec(ctx, s.q.headBase, cut, mac); err != nil {
+		w.h.baseSeq, w.h.baseMAC = cut, mac
+		if _, err := tx.Exec(ctx, s.q.headBase, cut, mac, w.sl.id, headSum(w.sl, &w.h, *w.h.apprSeq, w.h.apprDigest)); err != nil {
 			return dbFail(err, "audit prune")
 		}
 		removed = tag.RowsAffected()

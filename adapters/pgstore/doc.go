@@ -64,8 +64,10 @@
 //
 // Rotation: give the Keyring a new current key and keep the old ones for
 // Lookup. New writes are sealed with the new key at once; rows under old
-// keys still open. Store.Rekey re-seals every row under the current key;
-// when it reports Remaining == 0 the old ids may leave the Keyring.
+// keys still open (the store's head row stays under the key it was last
+// MACed with until a Rekey). Store.Rekey re-seals every row, the head
+// included, under the current key; when it reports Remaining == 0 the old
+// ids may leave the Keyring.
 //
 // # Tokens
 //
@@ -81,26 +83,86 @@
 // One row per exact identity (its primary key is the SHA-256 of the
 // identity's canonical encoding, so two identities share a row only when
 // every field is equal), with the approval's binary encoding and an
-// HMAC-SHA256 of both under the current key. List authenticates every row
-// it returns and fails whole (ReasonCorrupt) on a forged or edited one, so
-// a row inserted by someone without the key is never matched.
+// HMAC-SHA256 of both under the current key. A row inserted or edited by
+// someone without the key fails that MAC (ReasonCorrupt).
+//
+// A row's MAC cannot tell a current approval from one the store held once,
+// so the store also records which approvals it holds now: per server, a
+// set (approval_sets) of each approval's identity hash and the SHA-256 of
+// its record, and, in the store's head row, a sequence number every Grant
+// and Revoke advances and the digest of every server's set, the whole head
+// row MACed. Grant, Revoke and RemoveReplayed change a row and its set and
+// the head in one transaction holding the head's row lock. List reads the
+// server's rows, its set, every set's digest and the head in one statement
+// and fails whole (fail closed) on anything that does not verify; such an
+// approval is never matched.
+//
+// # Replay
+//
+// The threat: someone who can write the database (its owner, a backup
+// restored by hand, an operator's script) but has no store key, and who
+// keeps copies of rows to put them back later. What it can and cannot do:
+//
+//   - put back a revoked approval (issue 22's attack: save the row, wait
+//     for the revoke, insert the row again), or an older grant over a
+//     newer one: its row authenticates but is not in its server's set, so
+//     List fails with ReasonApprovalReplayed naming the server
+//     (ports.ErrReplayed), in every process; VerifyApprovals, which a
+//     host's health check (mcpward doctor) calls, reports it;
+//   - put back the server's set as well: the head's digest of the sets
+//     differs (ReasonApprovalReplayed);
+//   - put back the head row as well: the audit records appended since lie
+//     beyond that head (ReasonRolledBack), and a Store that read a later
+//     head refuses an older one (ReasonRolledBack) for as long as it runs;
+//   - remove the head's approvals state to have Open adopt the rows anew:
+//     Open adopts only when no audit record of this schema version exists
+//     (ReasonRolledBack otherwise);
+//   - delete an approval's row: the approval is gone (removing never
+//     widens anything); List does not return it.
+//
+// The documented limit: rolling back everything together — the approvals,
+// their sets, the head row and the end of the audit chain (every record
+// appended since) — leaves a store that is consistent on its own. Every
+// revoke is followed by its audit record (core/activation appends one),
+// so this is rolling back the audit tail. A process that saw the later
+// state refuses it; a new process cannot tell, unless the host anchors the
+// chain outside the database: Verify returns the head as a Checkpoint
+// (sequence number and MAC, no secret); a host that writes it where the
+// database's writers cannot (its own log, a file, another system) after
+// each approval change or on a schedule, and hands the last one to Verify
+// at start (mcpward could do this in a host's health check), detects the
+// rollback (ReasonAuditChainBroken). A rollback to a state older than the
+// last checkpoint is the only one that passes.
+//
+// RemoveReplayed(ctx, server) removes the rows of server the store does
+// not hold now (never one it holds), so a server refused for a replayed
+// row can be revoked and approved again; it refuses when the sets or the
+// head do not verify (the store cannot tell which rows are current).
+//
+// Upgrading: approvals stored by a version of this package before the
+// sets existed (schema version 1) are adopted by Open, once, as the ones
+// the store holds: a replay written before the upgrade is adopted with
+// them. Revoke what should not be there after upgrading.
 //
 // # Audit
 //
-// The audit log is append-only: row n holds record n and the MAC
-// HMAC(key, MAC of row n-1, n, record n); the head row holds the last n and
-// its MAC. Append locks the head row, so appends from every machine form one
-// chain. Records and Verify check the whole chain and fail with
-// ReasonAuditChainBroken when a record was edited, deleted, inserted or
-// reordered. Rolling back the end of the chain (deleting the last records
-// and the head together) needs an anchor from outside the database:
-// Verify returns the head as a Checkpoint, which a host may record
-// elsewhere and hand back to a later Verify.
+// The audit log is append-only: row n holds record n, the approvals'
+// sequence number at the time it was appended, and the MAC HMAC(key, MAC
+// of row n-1, n, record n, that sequence number); the head row holds the
+// last n and its MAC. Append locks the head row, so appends from every
+// machine form one chain. Records and Verify check the whole chain and
+// fail with ReasonAuditChainBroken when a record was edited, deleted,
+// inserted or reordered, or the head row edited. Rolling back the end of
+// the chain (deleting the last records and putting back an older copy of
+// the head) needs an anchor from outside the database: Verify returns the
+// head as a Checkpoint, which a host may record elsewhere and hand back to
+// a later Verify (see Replay).
 //
 // Retention: Prune(ctx, before) removes the oldest records appended before
-// a time, always a prefix of the chain, after verifying it; the last removed
-// record's number and MAC become the chain's base, from which the records
-// kept still verify. Nothing is pruned unless the host calls Prune.
+// a time, always a prefix of the chain and never its last record, after
+// verifying it; the last removed record's number and MAC become the
+// chain's base, from which the records kept still verify. Nothing is
+// pruned unless the host calls Prune.
 //
 // # Locks
 //

@@ -56,6 +56,22 @@ const (
 	// a record was edited, deleted, inserted or reordered, or a checkpoint
 	// given to Verify is not in the chain. Class Config; ports.ErrCorrupt.
 	ReasonAuditChainBroken = "audit_chain_broken"
+	// ReasonApprovalReplayed: an approval row authenticates (the store
+	// wrote it once) but is not one of the approvals the store holds now:
+	// it was revoked or replaced and then put back by someone who can
+	// write the database but has no key (a replay), or the approvals of a
+	// server were otherwise restored from an earlier state. The row is
+	// never used: List refuses the server's approvals whole. The error
+	// names the server. Class Config; ports.ErrReplayed and
+	// ports.ErrCorrupt.
+	ReasonApprovalReplayed = "approval_replayed"
+	// ReasonRolledBack: the store's state is older than a state already
+	// seen: older than this Store read it before (its head went back),
+	// audit records lie beyond the head of the chain, or the approvals'
+	// authenticated state is missing although records written after it
+	// existed show it did. Class Config; ports.ErrReplayed and
+	// ports.ErrCorrupt.
+	ReasonRolledBack = "store_rolled_back"
 	// ReasonCheckpointPruned: Verify was given a checkpoint older than
 	// the retention kept (Prune removed it). Class Config;
 	// ports.ErrNotFound.
@@ -86,9 +102,10 @@ const (
 type Error struct {
 	// Refusal is the typed refusal (Class, Reason, a fixed Detail).
 	Refusal *refusal.Error
-	// sentinel is the ports sentinel; cause is ctx.Err() or nil.
-	sentinel error
-	cause    error
+	// sentinel is the ports sentinel (also a second one, or nil); cause
+	// is ctx.Err() or nil.
+	sentinel, also error
+	cause          error
 }
 
 // Error returns the refusal's text.
@@ -98,6 +115,9 @@ func (e *Error) Error() string { return e.Refusal.Error() }
 // any.
 func (e *Error) Unwrap() []error {
 	out := []error{e.Refusal, e.sentinel}
+	if e.also != nil {
+		out = append(out, e.also)
+	}
 	if e.cause != nil {
 		out = append(out, e.cause)
 	}
@@ -106,25 +126,27 @@ func (e *Error) Unwrap() []error {
 
 // reasonClass maps each Reason to its Class and sentinel.
 var reasonClass = map[string]struct {
-	class    refusal.Class
-	sentinel error
+	class          refusal.Class
+	sentinel, also error
 }{
-	ReasonUnavailable:      {refusal.Transient, ports.ErrUnavailable},
-	ReasonAuthRefused:      {refusal.Config, ports.ErrUnavailable},
-	ReasonTLSFailed:        {refusal.Config, ports.ErrUnavailable},
-	ReasonConfigInvalid:    {refusal.Config, ports.ErrUnavailable},
-	ReasonSchemaTooNew:     {refusal.Config, ports.ErrUnavailable},
-	ReasonKeyringFailed:    {refusal.Config, ports.ErrUnavailable},
-	ReasonKeyMismatch:      {refusal.Config, ports.ErrCorrupt},
-	ReasonKeyUnknown:       {refusal.Config, ports.ErrCorrupt},
-	ReasonCorrupt:          {refusal.Config, ports.ErrCorrupt},
-	ReasonAuditChainBroken: {refusal.Config, ports.ErrCorrupt},
-	ReasonCheckpointPruned: {refusal.Config, ports.ErrNotFound},
-	ReasonNotFound:         {refusal.Config, ports.ErrNotFound},
-	ReasonInvalidKey:       {refusal.Config, ports.ErrInvalidKey},
-	ReasonValueTooLarge:    {refusal.Config, ports.ErrValueTooLarge},
-	ReasonLockTimeout:      {refusal.Transient, ports.ErrLockTimeout},
-	ReasonLockLost:         {refusal.Transient, ports.ErrUnavailable},
+	ReasonUnavailable:      {class: refusal.Transient, sentinel: ports.ErrUnavailable},
+	ReasonAuthRefused:      {class: refusal.Config, sentinel: ports.ErrUnavailable},
+	ReasonTLSFailed:        {class: refusal.Config, sentinel: ports.ErrUnavailable},
+	ReasonConfigInvalid:    {class: refusal.Config, sentinel: ports.ErrUnavailable},
+	ReasonSchemaTooNew:     {class: refusal.Config, sentinel: ports.ErrUnavailable},
+	ReasonKeyringFailed:    {class: refusal.Config, sentinel: ports.ErrUnavailable},
+	ReasonKeyMismatch:      {class: refusal.Config, sentinel: ports.ErrCorrupt},
+	ReasonKeyUnknown:       {class: refusal.Config, sentinel: ports.ErrCorrupt},
+	ReasonCorrupt:          {class: refusal.Config, sentinel: ports.ErrCorrupt},
+	ReasonAuditChainBroken: {class: refusal.Config, sentinel: ports.ErrCorrupt},
+	ReasonApprovalReplayed: {class: refusal.Config, sentinel: ports.ErrCorrupt, also: ports.ErrReplayed},
+	ReasonRolledBack:       {class: refusal.Config, sentinel: ports.ErrCorrupt, also: ports.ErrReplayed},
+	ReasonCheckpointPruned: {class: refusal.Config, sentinel: ports.ErrNotFound},
+	ReasonNotFound:         {class: refusal.Config, sentinel: ports.ErrNotFound},
+	ReasonInvalidKey:       {class: refusal.Config, sentinel: ports.ErrInvalidKey},
+	ReasonValueTooLarge:    {class: refusal.Config, sentinel: ports.ErrValueTooLarge},
+	ReasonLockTimeout:      {class: refusal.Transient, sentinel: ports.ErrLockTimeout},
+	ReasonLockLost:         {class: refusal.Transient, sentinel: ports.ErrUnavailable},
 }
 
 // fail returns the *Error of reason with a fixed detail phrase.
@@ -136,7 +158,15 @@ func fail(reason, detail string) *Error {
 	return &Error{
 		Refusal:  &refusal.Error{Class: c.class, Reason: reason, Detail: "pgstore: " + detail},
 		sentinel: c.sentinel,
+		also:     c.also,
 	}
+}
+
+// failServer is fail naming the server the failure concerns.
+func failServer(reason, server, detail string) *Error {
+	e := fail(reason, detail)
+	e.Refusal.Server = server
+	return e
 }
 
 // lockTimeout returns the ReasonLockTimeout error wrapping ctx's error.

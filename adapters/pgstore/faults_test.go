@@ -49,7 +49,7 @@ func snapshot(t *testing.T, schema string) string {
 	t.Helper()
 	a := admin(t)
 	var b strings.Builder
-	for _, tbl := range []string{"schema_migrations", "keys", "tokens", "approvals", "audit", "audit_head"} {
+	for _, tbl := range []string{"schema_migrations", "keys", "tokens", "approvals", "approval_sets", "audit", "audit_head"} {
 		rows, err := a.Query(t.Context(), `SELECT to_jsonb(x)::text FROM `+table(schema, tbl)+` x ORDER BY 1`)
 		require.NoError(t, err)
 		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"testing"
 	"time"
 
@@ -51,6 +53,37 @@ func FuzzDecode(f *testing.F) {
 		}
 		if r, err := decodeRecord(b); err == nil {
 			assert.Equal(t, b, encodeRecord(r))
+		}
+	})
+}
+
+// FuzzMembers: a server's set read from the database is hostile bytes:
+// validMembers never panics and accepts only whole, strictly sorted
+// entries; on a valid set, with and without keep it valid, find sees
+// exactly what with put and without removed, and holds agrees.
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte{}, []byte("id"), []byte("record"))
+	f.Add(make([]byte, entryLen), []byte{0}, []byte{})
+	f.Add(make([]byte, 2*entryLen), []byte{1}, []byte("r"))
+	f.Fuzz(func(t *testing.T, raw, id, record []byte) {
+		if !validMembers(raw) {
+			return
+		}
+		m := members(raw)
+		idHash := sha256.Sum256(id)
+		w := m.with(idHash[:], record)
+		require.True(t, validMembers(w), "with keeps the set valid")
+		require.True(t, w.holds(idHash[:], record))
+		require.False(t, w.holds(idHash[:], append(bytes.Clone(record), 'x')))
+		require.Equal(t, len(m)/entryLen+map[bool]int{true: 0, false: 1}[m.find(idHash[:]) != nil], len(w)/entryLen)
+		wo, had := w.without(idHash[:])
+		require.True(t, had)
+		require.True(t, validMembers(wo))
+		require.Nil(t, wo.find(idHash[:]))
+		for i := 0; i < len(m); i += entryLen {
+			if !bytes.Equal(m[i:i+32], idHash[:]) {
+				require.Equal(t, []byte(m[i+32:i+entryLen]), []byte(wo.find(m[i:i+32])), "another member is kept")
+			}
 		}
 	})
 }

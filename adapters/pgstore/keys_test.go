@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -288,18 +289,54 @@ func TestTamperedRows(t *testing.T) {
 	t.Run("AuditEndRolledBack", func(t *testing.T) {
 		schema := newSchema()
 		s := openStore(t, schema, nil)
-		fill(t, s)
+		for i := range 2 {
+			require.NoError(t, s.Append(ctx, ports.AuditRecord{Action: ports.AuditDecide, Reason: fmt.Sprint(i)}))
+		}
+		// The attacker keeps a copy of the head row while it ends at record 2.
+		oldHead := saveTable(t, schema, "audit_head")
+		require.NoError(t, s.Append(ctx, ports.AuditRecord{Action: ports.AuditRevoke}))
 		cp, err := s.Verify(ctx, nil)
 		require.NoError(t, err)
 		assert.Equal(t, int64(3), cp.Seq)
-		// Delete the end of the chain and the head with it: only a
-		// checkpoint kept outside the database shows it.
+		// Delete the end of the chain and put the old head back: only a
+		// checkpoint kept outside the database, or a process that saw the
+		// later head, shows it.
 		exec(t, `DELETE FROM `+table(schema, "audit")+` WHERE seq = 3`)
-		exec(t, `UPDATE `+table(schema, "audit_head")+` SET seq = 2, mac = (SELECT mac FROM `+table(schema, "audit")+` WHERE seq = 2)`)
-		_, err = s.Records(ctx)
+		restoreTable(t, schema, "audit_head", oldHead)
+		fresh := openStore(t, schema, nil)
+		recs, err := fresh.Records(ctx)
 		require.NoError(t, err, "a consistent rollback verifies on its own")
-		_, err = s.Verify(ctx, &cp)
+		assert.Len(t, recs, 2)
+		_, err = fresh.Verify(ctx, &cp)
 		requireReason(t, err, pgstore.ReasonAuditChainBroken, refusal.Config, ports.ErrCorrupt, "the checkpoint is gone from the chain")
+		_, err = s.Records(ctx)
+		requireReason(t, err, pgstore.ReasonRolledBack, refusal.Config, ports.ErrReplayed, "the Store that read the later head")
+		requireReason(t, s.Append(ctx, ports.AuditRecord{Action: ports.AuditDecide}), pgstore.ReasonRolledBack, refusal.Config, ports.ErrCorrupt,
+			"nor does it append to the rolled-back chain")
+	})
+	t.Run("AuditHeadEdited", func(t *testing.T) {
+		schema := newSchema()
+		s := openStore(t, schema, nil)
+		fill(t, s)
+		// The head moved back by hand (seq and mac of record 2): its MAC
+		// no longer verifies.
+		exec(t, `UPDATE `+table(schema, "audit_head")+` SET seq = 2, mac = (SELECT mac FROM `+table(schema, "audit")+` WHERE seq = 2)`)
+		exec(t, `DELETE FROM `+table(schema, "audit")+` WHERE seq = 3`)
+		_, err := openStore(t, schema, nil).Records(ctx)
+		requireReason(t, err, pgstore.ReasonAuditChainBroken, refusal.Config, ports.ErrCorrupt)
+		requireReason(t, s.Append(ctx, ports.AuditRecord{Action: ports.AuditDecide}), pgstore.ReasonAuditChainBroken, refusal.Config, ports.ErrCorrupt)
+		_, err = s.List(ctx, "srv")
+		requireReason(t, err, pgstore.ReasonCorrupt, refusal.Config, ports.ErrCorrupt, "the approvals are bound to the head")
+	})
+	t.Run("AuditPrefixDeletedWithoutKey", func(t *testing.T) {
+		schema := newSchema()
+		s := openStore(t, schema, nil)
+		fill(t, s)
+		// A prune without the key: the prefix deleted and the base moved.
+		exec(t, `UPDATE `+table(schema, "audit_head")+` SET base_seq = 1, base_mac = (SELECT mac FROM `+table(schema, "audit")+` WHERE seq = 1)`)
+		exec(t, `DELETE FROM `+table(schema, "audit")+` WHERE seq = 1`)
+		_, err := openStore(t, schema, nil).Records(ctx)
+		requireReason(t, err, pgstore.ReasonAuditChainBroken, refusal.Config, ports.ErrCorrupt, "the base is part of the head's MAC")
 	})
 }
 
@@ -355,16 +392,20 @@ func TestAuditRetention(t *testing.T) {
 
 	n, err = s.Prune(ctx, time.Now().Add(time.Hour))
 	require.NoError(t, err)
-	assert.Equal(t, int64(5), n, "everything")
+	assert.Equal(t, int64(4), n, "everything but the last record, which the head is bound to")
 	recs, err = s.Records(ctx)
 	require.NoError(t, err)
-	assert.Empty(t, recs)
+	require.Len(t, recs, 1)
+	assert.Equal(t, ports.AuditRevoke, recs[0].Action)
 	_, err = s.Verify(ctx, &head)
-	require.NoError(t, err, "the head is the base now")
+	require.NoError(t, err, "the head is still in the chain")
+	n, err = s.Prune(ctx, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.Zero(t, n, "the last record stays")
 	require.NoError(t, s.Append(ctx, ports.AuditRecord{Action: ports.AuditRevoke}))
 	recs, err = s.Records(ctx)
 	require.NoError(t, err)
-	assert.Len(t, recs, 1)
+	assert.Len(t, recs, 2)
 }
 
 func checkpointAt(t *testing.T, schema string, seq int64) pgstore.Checkpoint {

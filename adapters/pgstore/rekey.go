@@ -21,8 +21,8 @@ type RekeyReport struct {
 	// Unreadable counts the token and approval rows that could not be
 	// opened (wrong or missing key, tampered): they are left as they are.
 	Unreadable int
-	// Remaining counts the rows still under another key than the current
-	// one after the pass. An old key may leave the Keyring only once a
+	// Remaining counts the rows (the head row included) still under
+	// another key than the current one after the pass. An old key may leave the Keyring only once a
 	// pass reports 0.
 	Remaining int
 }
@@ -31,10 +31,10 @@ type RekeyReport struct {
 // token and approval row stored under an older key with the Keyring's
 // current key, each row in its own transaction after opening it (a row
 // that cannot be opened is counted in Unreadable and never overwritten),
-// then, when any audit record is under an older key, verifies the whole
-// audit chain and recomputes it under the current key in one transaction
-// holding the chain's head (a broken chain is left untouched:
-// ReasonAuditChainBroken). Checkpoints taken before a Rekey that changed
+// then, when any audit record or the store's head row is under an older
+// key, verifies the whole audit chain and the head and recomputes them
+// under the current key in one transaction holding the head (a broken
+// chain is left untouched: ReasonAuditChainBroken). Checkpoints taken before a Rekey that changed
 // the audit chain no longer verify.
 //
 // It is safe to run while other Stores read and write (rows written
@@ -130,35 +130,37 @@ func (s *Store) Rekey(ctx context.Context) (RekeyReport, error) {
 		}
 	}
 
-	// Audit.
+	// Audit, and the head.
 	err = s.inTx(ctx, "rekey", func(tx pgx.Tx) error {
-		var (
-			all  []chainRow
-			base Checkpoint
-		)
-		if _, err := s.walkChain(ctx, tx, s.q.headForUpdate, &base, func(r chainRow) error {
+		rep.AuditRecords = 0
+		var all []chainRow
+		w, err := s.walkChain(ctx, tx, s.q.headForUpdate, func(r chainRow) error {
 			all = append(all, r)
 			return nil
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		start := slices.IndexFunc(all, func(r chainRow) bool { return r.keyID != cur.id })
-		if start < 0 {
+		if start < 0 && w.sl.id == cur.id {
 			return nil
 		}
-		prev := base.MAC
-		if start > 0 {
-			prev = all[start-1].mac
-		}
-		for _, r := range all[start:] {
-			m := auditMAC(cur, prev, r.seq, r.record)
-			if _, err := tx.Exec(ctx, s.q.auditRemac, r.seq, cur.id, m); err != nil {
-				return dbFail(err, "rekey")
+		if start >= 0 {
+			prev := w.h.baseMAC
+			if start > 0 {
+				prev = all[start-1].mac
 			}
-			prev = m
-			rep.AuditRecords++
+			for _, r := range all[start:] {
+				m := rowMAC(cur, prev, r)
+				if _, err := tx.Exec(ctx, s.q.auditRemac, r.seq, cur.id, m); err != nil {
+					return dbFail(err, "rekey")
+				}
+				prev = m
+				rep.AuditRecords++
+			}
+			w.h.mac = prev
 		}
-		if _, err := tx.Exec(ctx, s.q.headUpdate, all[len(all)-1].seq, prev); err != nil {
+		if _, err := tx.Exec(ctx, s.q.headUpdate, w.h.seq, w.h.mac, cur.id, headSum(cur, &w.h, *w.h.apprSeq, w.h.apprDigest)); err != nil {
 			return dbFail(err, "rekey")
 		}
 		return nil

@@ -67,6 +67,8 @@ type Store struct {
 	keys   *keys
 	locks  *locker
 	q      queries
+	// seen is the newest head this Store verified (head.go).
+	seen seen
 }
 
 // Open connects to the database the DSN names (a libpq connection string
@@ -74,7 +76,11 @@ type Store struct {
 // embedded schema migrations that are missing (under an advisory lock, so
 // several processes may start at once), and checks the Keyring's current
 // key against the key check value stored for its id (registering it the
-// first time that id is used).
+// first time that id is used). On a schema that has never held the
+// approvals' authenticated state (one migrated from version 1, or a new
+// one) it adopts the approvals stored there as the ones the store holds
+// (see the package doc, Replay); it never adopts again once an audit
+// record shows the state existed.
 //
 // It fails with an *Error: ReasonConfigInvalid for an unparsable DSN or
 // invalid Options; ReasonUnavailable when the database cannot be reached
@@ -145,6 +151,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.verifyKey(ctx, pool, cur, true); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := s.adopt(ctx, cur); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -243,9 +253,11 @@ type queries struct {
 
 	tokenGet, tokenGetForUpdate, tokenUpsert, tokenDelete, tokenNotCurrent, tokenReseal string
 
-	approvalList, approvalGetForUpdate, approvalUpsert, approvalDelete, approvalNotCurrent, approvalReseal string
+	approvalList, approvalAll, approvalOfServerForUpdate, approvalGetForUpdate, approvalUpsert, approvalDelete, approvalNotCurrent, approvalReseal string
 
-	headForUpdate, head, auditInsert, headUpdate, auditRows, auditFirstAfter, auditMacAt, auditDeleteUpTo, headBase, auditRemac string
+	setPairs, setMembers, setUpsert, setDelete, setDeleteAll, approvalRowsAll string
+
+	headForUpdate, head, headApprovals, auditInsert, headUpdate, auditRows, auditFirstAfter, auditMacAt, auditDeleteUpTo, headBase, auditRemac, auditV2Exists string
 
 	countNotCurrent string
 }
@@ -253,6 +265,13 @@ type queries struct {
 func newQueries(schema string) queries {
 	t := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	seq := t("approvals_seq")
+	headSelect := `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq) FROM ` + t("audit_head") + ` h WHERE h.id = 1`
+	// Every approval in (server, grant) order, each column an array in the
+	// same order, with the head and the sets: one statement, so one
+	// snapshot (List reads one server's the same way).
+	all := func(col string) string {
+		return `ARRAY(SELECT ` + col + ` FROM ` + t("approvals") + ` ORDER BY server_hash, seq, id_hash)`
+	}
 	return queries{
 		keyCheck:    `SELECT check_value FROM ` + t("keys") + ` WHERE key_id = $1`,
 		keyRegister: `INSERT INTO ` + t("keys") + ` (key_id, check_value) VALUES ($1, $2) ON CONFLICT (key_id) DO NOTHING`,
@@ -265,28 +284,51 @@ func newQueries(schema string) queries {
 		tokenNotCurrent: `SELECT key FROM ` + t("tokens") + ` WHERE key_id <> $1`,
 		tokenReseal:     `UPDATE ` + t("tokens") + ` SET key_id = $2, nonce = $3, sealed = $4 WHERE key = $1`,
 
-		approvalList:         `SELECT id_hash, record, key_id, mac FROM ` + t("approvals") + ` WHERE server_hash = $1 ORDER BY seq`,
-		approvalGetForUpdate: `SELECT record, key_id, mac FROM ` + t("approvals") + ` WHERE id_hash = $1 FOR UPDATE`,
+		approvalList: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
+			(SELECT string_agg(server_hash || digest, ''::bytea) FROM ` + t("approval_sets") + `),
+			(SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1),
+			r.seqs, r.ids, r.records, r.keys, r.macs
+			FROM ` + t("audit_head") + ` h
+			CROSS JOIN LATERAL (SELECT array_agg(seq) AS seqs, array_agg(id_hash) AS ids, array_agg(record) AS records,
+				array_agg(key_id) AS keys, array_agg(mac) AS macs FROM ` + t("approvals") + ` WHERE server_hash = $1) r
+			WHERE h.id = 1`,
+		approvalAll: `SELECT ` + headColumns + `, EXISTS (SELECT 1 FROM ` + t("audit") + ` a WHERE a.seq > h.seq),
+			ARRAY(SELECT server_hash FROM ` + t("approval_sets") + ` ORDER BY server_hash), ARRAY(SELECT digest FROM ` + t("approval_sets") + ` ORDER BY server_hash),
+			ARRAY(SELECT members FROM ` + t("approval_sets") + ` ORDER BY server_hash),
+			` + all("id_hash") + `, ` + all("server_hash") + `, ` + all("record") + `, ` + all("key_id") + `, ` + all("mac") + `
+			FROM ` + t("audit_head") + ` h WHERE h.id = 1`,
+		approvalOfServerForUpdate: `SELECT id_hash, record, key_id, mac FROM ` + t("approvals") + ` WHERE server_hash = $1 ORDER BY seq, id_hash FOR UPDATE`,
+		approvalGetForUpdate:      `SELECT record, key_id, mac FROM ` + t("approvals") + ` WHERE id_hash = $1 FOR UPDATE`,
 		approvalUpsert: `INSERT INTO ` + t("approvals") + ` (id_hash, server_hash, seq, record, key_id, mac)
 			VALUES ($1, $2, nextval('` + seq + `'), $3, $4, $5)
 			ON CONFLICT (id_hash) DO UPDATE SET seq = EXCLUDED.seq, record = EXCLUDED.record, key_id = EXCLUDED.key_id, mac = EXCLUDED.mac`,
 		approvalDelete:     `DELETE FROM ` + t("approvals") + ` WHERE id_hash = $1`,
 		approvalNotCurrent: `SELECT id_hash FROM ` + t("approvals") + ` WHERE key_id <> $1`,
 		approvalReseal:     `UPDATE ` + t("approvals") + ` SET key_id = $2, mac = $3 WHERE id_hash = $1`,
+		approvalRowsAll:    `SELECT id_hash, server_hash, record, key_id, mac FROM ` + t("approvals"),
 
-		headForUpdate:   `SELECT seq, mac, base_seq, base_mac FROM ` + t("audit_head") + ` WHERE id = 1 FOR UPDATE`,
-		head:            `SELECT seq, mac, base_seq, base_mac FROM ` + t("audit_head") + ` WHERE id = 1`,
-		auditInsert:     `INSERT INTO ` + t("audit") + ` (seq, record, key_id, mac) VALUES ($1, $2, $3, $4)`,
-		headUpdate:      `UPDATE ` + t("audit_head") + ` SET seq = $1, mac = $2 WHERE id = 1`,
-		auditRows:       `SELECT seq, record, key_id, mac FROM ` + t("audit") + ` ORDER BY seq`,
+		setPairs:     `SELECT server_hash, digest FROM ` + t("approval_sets"),
+		setMembers:   `SELECT members FROM ` + t("approval_sets") + ` WHERE server_hash = $1`,
+		setUpsert:    `INSERT INTO ` + t("approval_sets") + ` (server_hash, members, digest) VALUES ($1, $2, $3) ON CONFLICT (server_hash) DO UPDATE SET members = EXCLUDED.members, digest = EXCLUDED.digest`,
+		setDelete:    `DELETE FROM ` + t("approval_sets") + ` WHERE server_hash = $1`,
+		setDeleteAll: `DELETE FROM ` + t("approval_sets"),
+
+		headForUpdate:   headSelect + ` FOR UPDATE OF h`,
+		head:            headSelect,
+		headApprovals:   `UPDATE ` + t("audit_head") + ` SET approvals_seq = $1, approvals_digest = $2, key_id = $3, head_mac = $4 WHERE id = 1`,
+		auditInsert:     `INSERT INTO ` + t("audit") + ` (seq, record, key_id, mac, approvals_seq) VALUES ($1, $2, $3, $4, $5)`,
+		headUpdate:      `UPDATE ` + t("audit_head") + ` SET seq = $1, mac = $2, key_id = $3, head_mac = $4 WHERE id = 1`,
+		auditRows:       `SELECT seq, record, key_id, mac, approvals_seq FROM ` + t("audit") + ` ORDER BY seq`,
 		auditFirstAfter: `SELECT min(seq) FROM ` + t("audit") + ` WHERE appended_at >= $1`,
 		auditMacAt:      `SELECT mac FROM ` + t("audit") + ` WHERE seq = $1`,
 		auditDeleteUpTo: `DELETE FROM ` + t("audit") + ` WHERE seq <= $1`,
-		headBase:        `UPDATE ` + t("audit_head") + ` SET base_seq = $1, base_mac = $2 WHERE id = 1`,
+		headBase:        `UPDATE ` + t("audit_head") + ` SET base_seq = $1, base_mac = $2, key_id = $3, head_mac = $4 WHERE id = 1`,
 		auditRemac:      `UPDATE ` + t("audit") + ` SET key_id = $2, mac = $3 WHERE seq = $1`,
+		auditV2Exists:   `SELECT EXISTS (SELECT 1 FROM ` + t("audit") + ` WHERE approvals_seq IS NOT NULL)`,
 
 		countNotCurrent: `SELECT (SELECT count(*) FROM ` + t("tokens") + ` WHERE key_id <> $1)
 			+ (SELECT count(*) FROM ` + t("approvals") + ` WHERE key_id <> $1)
-			+ (SELECT count(*) FROM ` + t("audit") + ` WHERE key_id <> $1)`,
+			+ (SELECT count(*) FROM ` + t("audit") + ` WHERE key_id <> $1)
+			+ (SELECT count(*) FROM ` + t("audit_head") + ` WHERE key_id IS DISTINCT FROM $1)`,
 	}
 }

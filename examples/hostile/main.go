@@ -25,7 +25,9 @@
 //	control-chars      terminal control sequences in every string the
 //	                   server sends; echo returns them (isError with
 //	                   "error": true), rpc_error returns them in a
-//	                   JSON-RPC error
+//	                   JSON-RPC error; with -description-bytes N also
+//	                   tool long_description, whose description has N
+//	                   bytes
 //	endless-line       answers initialize with a line that never ends
 //	huge-pages         tools/list pages of about -page-bytes bytes each,
 //	                   every one with a nextCursor
@@ -109,6 +111,7 @@ type options struct {
 	lifetime      time.Duration
 	spawnLog      string
 	hangList      bool
+	descBytes     int
 }
 
 // env is what a mode runs with.
@@ -174,6 +177,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	fs.DurationVar(&o.lifetime, "lifetime", 10*time.Minute, "ignore-term: how long the grandchildren live at most")
 	fs.StringVar(&o.spawnLog, "spawn-log", "", "append one line (\"MODE PID\") to this `file` when the server starts, so a test can count how often it was spawned")
 	fs.BoolVar(&o.hangList, "hang-list", false, "normal, ignore-term: never answer tools/list (discovery hangs)")
+	fs.IntVar(&o.descBytes, "description-bytes", 0, "control-chars: also offer tool long_description, whose description (control sequences first) has this many `bytes`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: hostile -mode NAME [-http 127.0.0.1:PORT] [flags]")
 		fmt.Fprintln(stderr, "modes:", strings.Join(modeNames(), " "))
@@ -197,7 +201,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "hostile: mode %s is for stdio only\n", o.mode)
 		return exitUsage
 	}
-	if o.pageBytes < 1 || o.toolsPerPage < 1 || o.progressEvery < 1 || o.count < 0 {
+	if o.pageBytes < 1 || o.toolsPerPage < 1 || o.progressEvery < 1 || o.count < 0 || o.descBytes < 0 {
 		fmt.Fprintln(stderr, "hostile: -page-bytes, -tools-per-page and -progress-every must be positive, -count not negative")
 		return exitUsage
 	}

@@ -123,7 +123,8 @@ var evil = "\x1b[2J\x1b[H" +
 // descriptions. Tool echo answers evil followed by its text argument, with
 // isError set and "error: " in front when its "error" argument is true;
 // rpc_error answers a JSON-RPC error whose message and data hold evil;
-// every tool with evil in its name answers evil.
+// every tool with evil in its name answers evil. With -description-bytes N
+// tool long_description has a description of N bytes, evil first.
 func runControlChars(e *env) int {
 	prop := func(typ string) map[string]any { return map[string]any{"type": typ, "description": evil} }
 	echo := tool("echo", "Echoes. "+evil, map[string]any{"text": prop("string"), "error": prop("boolean")})
@@ -161,6 +162,11 @@ func runControlChars(e *env) int {
 		t["title"] = evil
 		s.tools = append(s.tools, t)
 		s.calls[n] = answer(evil)
+	}
+	if n := e.opts.descBytes; n > 0 {
+		desc := evil + strings.Repeat("x", max(n-len(evil), 0))
+		s.tools = append(s.tools, tool("long_description", desc[:max(n, 0)], nil))
+		s.calls["long_description"] = answer("ok")
 	}
 	return e.serve(s)
 }

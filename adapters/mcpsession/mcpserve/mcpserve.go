@@ -8,6 +8,23 @@
 // an object): a tool whose schema is not a JSON object of type "object",
 // or that the SDK refuses anyway, is left out and counted (see
 // Server.Skipped), never a panic.
+//
+// The text of a definition is the fronted server's, so it is handed to
+// clients under mcpward's one rule (core/textsafe): every name, title,
+// description, prompt argument's name, title and description, MIME type,
+// and every "title" and "description" in a tool's schemas, has its control
+// characters (C0, C1, and so escape sequences such as OSC 52), its
+// bidirectional and invisible characters replaced by visible escapes
+// (newlines are kept in descriptions), and is cut with a visible marker
+// past Options.MaxDescription (8 KiB) or Options.MaxTitle. A name the rule
+// changes is offered changed and called by the fronted server's own name;
+// two names that become one offer the first. A resource or template whose
+// URI the rule would change is left out (a URI cannot be rewritten).
+// Schema property names and values pass as they are (a client sends them
+// back). A tool's result passes as the server sent it, cut by the Backend
+// (Backend.CallTool); a result the Backend cut (ports.ToolResult.Truncated)
+// ends in a text block saying so, and its _meta holds "mcpward/truncated":
+// true.
 package mcpserve
 
 import (
@@ -16,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -126,6 +142,13 @@ type Options struct {
 	// MaxPendingInputs caps the calls waiting for such an answer at once;
 	// 0 means DefaultMaxPendingInputs.
 	MaxPendingInputs int
+	// MaxDescription caps, in bytes, each description handed to clients
+	// (see the package doc): a longer one is cut with a visible marker. 0
+	// means DefaultMaxDescription; it is never below textsafe.MinClip.
+	MaxDescription int
+	// MaxTitle caps each name, title and MIME type likewise; 0 means
+	// DefaultMaxTitle.
+	MaxTitle int
 	// StdioTransport, when set, builds the transport ServeStdio serves a
 	// client over, from its in and out (stdiotransport.ServerTransport
 	// frames and decodes lines without the SDK's per-message decoder);
@@ -140,10 +163,12 @@ type Server struct {
 	srv *mcp.Server
 	log *slog.Logger
 
+	text text // the rule for what the fronted servers wrote (sanitize.go)
+
 	mu        sync.Mutex
-	tools     map[string]string // name → the JSON registered
-	prompts   map[string]string
-	resources map[string]string
+	tools     map[string]offered // the Backend's name → what is registered
+	prompts   map[string]offered
+	resources map[string]string // URI → the JSON registered
 	templates map[string]string
 	skipped   int
 	synced    chan struct{} // closed after the first sync
@@ -160,6 +185,10 @@ type Server struct {
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
 }
+
+// offered is one registered tool or prompt: the key of what was
+// registered, and the name it is offered under.
+type offered struct{ key, name string }
 
 // New returns a Server of b with opts, its catalog registered once, and
 // starts following b's changes (until Close): each change re-registers
@@ -180,7 +209,14 @@ func New(b Backend, opts *Options) *Server {
 	if log == nil {
 		log = discard
 	}
-	s := &Server{b: b, log: log, tools: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{},
+	if o.MaxDescription <= 0 {
+		o.MaxDescription = DefaultMaxDescription
+	}
+	if o.MaxTitle <= 0 {
+		o.MaxTitle = DefaultMaxTitle
+	}
+	s := &Server{b: b, log: log, text: text{maxDesc: o.MaxDescription, maxTitle: o.MaxTitle},
+		tools: map[string]offered{}, prompts: map[string]offered{}, resources: map[string]string{},
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
 		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
 		stdio: o.StdioTransport}
@@ -249,11 +285,17 @@ func (s *Server) Skipped() int {
 	return s.skipped
 }
 
-// ToolNames returns the names of the tools registered now, sorted.
+// ToolNames returns the names the tools registered now are offered under,
+// sorted.
 func (s *Server) ToolNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.tools))
+	names := make([]string, 0, len(s.tools))
+	for _, o := range s.tools {
+		names = append(names, o.name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // sync registers cat: what is new or changed is added, what is gone
@@ -274,11 +316,17 @@ func (s *Server) syncTemplates(templates []Template) {
 		if err != nil || want[t.URITemplate] || t.URITemplate == "" {
 			continue
 		}
+		if !safeURI(t.URITemplate) {
+			s.skipped++
+			s.log.Warn("mcpserve: resource template left out", "reason", "unsafe_uri")
+			continue
+		}
 		want[t.URITemplate] = true
 		if s.templates[t.URITemplate] == string(key) {
 			continue
 		}
-		mt := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
+		x := s.text
+		mt := &mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: x.line(t.Name), Title: x.line(t.Title), Description: x.desc(t.Description), MIMEType: x.line(t.MIMEType)}
 		if mt.Name == "" {
 			mt.Name = t.URITemplate
 		}
@@ -341,35 +389,47 @@ func complete(ctx context.Context, b Backend, r *mcp.CompleteRequest) (*mcp.Comp
 
 func (s *Server) syncTools(tools []Tool) {
 	want := map[string]bool{}
+	taken := map[string]string{} // offered name → the Backend's
 	for _, t := range tools {
 		if want[t.Name] {
 			continue
 		}
 		key := fmt.Sprintf("%q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Name)
-		want[t.Name] = true
-		if s.tools[t.Name] == key {
+		name := s.text.line(t.Name)
+		if other, dup := taken[name]; dup && other != t.Name {
+			s.skipped++
+			s.log.Warn("mcpserve: tool left out", "reason", "duplicate_offered_name")
 			continue
 		}
-		mt, err := sdkTool(t)
+		want[t.Name] = true
+		taken[name] = t.Name
+		if s.tools[t.Name].key == key {
+			continue
+		}
+		mt, err := s.sdkTool(t, name)
 		if err == nil {
+			if old, ok := s.tools[t.Name]; ok && old.name != name {
+				s.srv.RemoveTools(old.name)
+			}
 			err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
 		}
 		if err != nil {
 			s.skipped++
 			want[t.Name] = false
+			delete(taken, name)
 			s.log.Warn("mcpserve: tool left out", "reason", "invalid_tool_definition")
-			if _, ok := s.tools[t.Name]; ok {
-				s.srv.RemoveTools(t.Name)
+			if old, ok := s.tools[t.Name]; ok {
+				s.srv.RemoveTools(old.name)
 				delete(s.tools, t.Name)
 			}
 			continue
 		}
-		s.tools[t.Name] = key
+		s.tools[t.Name] = offered{key: key, name: name}
 	}
 	var gone []string
-	for n := range s.tools {
+	for n, o := range s.tools {
 		if !want[n] {
-			gone = append(gone, n)
+			gone = append(gone, o.name)
 			delete(s.tools, n)
 		}
 	}
@@ -380,30 +440,53 @@ func (s *Server) syncTools(tools []Tool) {
 
 func (s *Server) syncPrompts(prompts []Prompt) {
 	want := map[string]bool{}
+	taken := map[string]string{}
+	x := s.text
 	for _, p := range prompts {
 		key, err := json.Marshal(p)
 		if err != nil || want[p.Name] || p.Name == "" {
 			continue
 		}
-		want[p.Name] = true
-		if s.prompts[p.Name] == string(key) {
+		name := x.line(p.Name)
+		if other, dup := taken[name]; dup && other != p.Name {
+			s.skipped++
+			s.log.Warn("mcpserve: prompt left out", "reason", "duplicate_offered_name")
 			continue
 		}
-		mp := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
-		for _, a := range p.Arguments {
-			mp.Arguments = append(mp.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+		want[p.Name] = true
+		taken[name] = p.Name
+		if s.prompts[p.Name].key == string(key) {
+			continue
 		}
-		if err := guard(func() { s.srv.AddPrompt(mp, s.promptHandler(p.Name)) }); err != nil {
+		mp := &mcp.Prompt{Name: name, Title: x.line(p.Title), Description: x.desc(p.Description)}
+		args := map[string]string{} // offered argument name → the server's
+		for _, a := range p.Arguments {
+			an := x.line(a.Name)
+			if _, dup := args[an]; dup {
+				continue
+			}
+			args[an] = a.Name
+			mp.Arguments = append(mp.Arguments, &mcp.PromptArgument{Name: an, Title: x.line(a.Title), Description: x.desc(a.Description), Required: a.Required})
+		}
+		if old, ok := s.prompts[p.Name]; ok && old.name != name {
+			s.srv.RemovePrompts(old.name)
+		}
+		if err := guard(func() { s.srv.AddPrompt(mp, s.promptHandler(p.Name, args)) }); err != nil {
 			s.skipped++
 			want[p.Name] = false
+			delete(taken, name)
+			if old, ok := s.prompts[p.Name]; ok {
+				s.srv.RemovePrompts(old.name)
+				delete(s.prompts, p.Name)
+			}
 			continue
 		}
-		s.prompts[p.Name] = string(key)
+		s.prompts[p.Name] = offered{key: string(key), name: name}
 	}
 	var gone []string
-	for n := range s.prompts {
+	for n, o := range s.prompts {
 		if !want[n] {
-			gone = append(gone, n)
+			gone = append(gone, o.name)
 			delete(s.prompts, n)
 		}
 	}
@@ -419,11 +502,17 @@ func (s *Server) syncResources(resources []Resource) {
 		if err != nil || want[r.URI] || r.URI == "" {
 			continue
 		}
+		if !safeURI(r.URI) {
+			s.skipped++
+			s.log.Warn("mcpserve: resource left out", "reason", "unsafe_uri")
+			continue
+		}
 		want[r.URI] = true
 		if s.resources[r.URI] == string(key) {
 			continue
 		}
-		mr := &mcp.Resource{URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, Size: r.Size}
+		x := s.text
+		mr := &mcp.Resource{URI: r.URI, Name: x.line(r.Name), Title: x.line(r.Title), Description: x.desc(r.Description), MIMEType: x.line(r.MIMEType), Size: r.Size}
 		if mr.Name == "" {
 			mr.Name = r.URI
 		}
@@ -457,10 +546,11 @@ func guard(f func()) (err error) {
 	return nil
 }
 
-// sdkTool is t as the SDK's Tool, or an error when t cannot be served:
-// an input schema that is not a JSON object of type "object", an output
-// schema or annotations that are not JSON objects.
-func sdkTool(t Tool) (*mcp.Tool, error) {
+// sdkTool is t as the SDK's Tool offered as name, its text under the
+// rule (sanitize.go), or an error when t cannot be served: an input schema
+// that is not a JSON object of type "object", an output schema or
+// annotations that are not JSON objects.
+func (s *Server) sdkTool(t Tool, name string) (*mcp.Tool, error) {
 	if t.Name == "" {
 		return nil, fmt.Errorf("mcpserve: a tool without a name")
 	}
@@ -468,19 +558,21 @@ func sdkTool(t Tool) (*mcp.Tool, error) {
 	if err := json.Unmarshal(t.InputSchema, &in); err != nil || in == nil || in["type"] != "object" {
 		return nil, fmt.Errorf("mcpserve: the input schema is not an object schema")
 	}
-	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: json.RawMessage(t.InputSchema)}
+	x := s.text
+	mt := &mcp.Tool{Name: name, Title: x.line(t.Title), Description: x.desc(t.Description), InputSchema: x.schema(t.InputSchema)}
 	if len(t.OutputSchema) > 0 {
 		var out map[string]any
 		if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out == nil {
 			return nil, fmt.Errorf("mcpserve: the output schema is not an object")
 		}
-		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+		mt.OutputSchema = x.schema(t.OutputSchema)
 	}
 	if len(t.Annotations) > 0 {
 		var a mcp.ToolAnnotations
 		if err := json.Unmarshal(t.Annotations, &a); err != nil {
 			return nil, fmt.Errorf("mcpserve: the annotations are not an object")
 		}
+		a.Title = x.line(a.Title)
 		mt.Annotations = &a
 	}
 	return mt, nil
@@ -521,12 +613,34 @@ func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
+// TruncatedMeta is the _meta key of a result (tools/call, prompts/get,
+// resources/read) the Backend cut to its admission cap: its value is true.
+const TruncatedMeta = "mcpward/truncated"
+
+// TruncatedNotice is the text block a tool result the Backend cut ends in.
+const TruncatedNotice = "[mcpward: this result was cut to its admission cap; the rest was not sent]"
+
 // toResult is r as the SDK's result: its content blocks decoded by the
 // SDK (a result of text blocks alone by plainResult, to the same value),
 // its structured content (already checked against the tool's output
 // schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
-// know) is an error result that says so.
+// know) is an error result that says so. A result the Backend cut
+// (r.Truncated) ends in a TruncatedNotice block, and its _meta holds
+// TruncatedMeta: true.
 func toResult(r ports.ToolResult) *mcp.CallToolResult {
+	out := decodeResult(r)
+	if r.Truncated {
+		out.Content = append(out.Content, &mcp.TextContent{Text: TruncatedNotice})
+		if out.Meta == nil {
+			out.Meta = mcp.Meta{}
+		}
+		out.Meta[TruncatedMeta] = true
+	}
+	return out
+}
+
+// decodeResult is r as the SDK's result, before toResult's notice.
+func decodeResult(r ports.ToolResult) *mcp.CallToolResult {
 	content := r.Content
 	if len(content) == 0 || string(content) == "null" {
 		content = json.RawMessage("[]")
@@ -550,13 +664,23 @@ func toResult(r ports.ToolResult) *mcp.CallToolResult {
 	return &out
 }
 
-func (s *Server) promptHandler(name string) mcp.PromptHandler {
+// promptHandler forwards a prompts/get of the prompt the Backend calls
+// name; args maps each argument name offered to the server's own (the
+// client's names are translated back). A result the Backend cut has
+// TruncatedMeta in its _meta.
+func (s *Server) promptHandler(name string, args map[string]string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		var args map[string]string
-		if req.Params != nil {
-			args = req.Params.Arguments
+		var in map[string]string
+		if req.Params != nil && req.Params.Arguments != nil {
+			in = make(map[string]string, len(req.Params.Arguments))
+			for k, v := range req.Params.Arguments {
+				if orig, ok := args[k]; ok {
+					k = orig
+				}
+				in[k] = v
+			}
 		}
-		r, err := s.b.GetPrompt(ctx, name, args)
+		r, err := s.b.GetPrompt(ctx, name, in)
 		if err != nil {
 			return nil, err
 		}
@@ -567,6 +691,9 @@ func (s *Server) promptHandler(name string) mcp.PromptHandler {
 		var out mcp.GetPromptResult
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return nil, fmt.Errorf("mcpward: the server's prompt could not be forwarded (malformed_reply)")
+		}
+		if r.Truncated {
+			out.Meta = mcp.Meta{TruncatedMeta: true}
 		}
 		return &out, nil
 	}
@@ -582,9 +709,13 @@ func (s *Server) resourceHandler(uri string) mcp.ResourceHandler {
 	}
 }
 
-// readResult is r as the SDK's result.
+// readResult is r as the SDK's result; one the Backend cut has
+// TruncatedMeta in its _meta.
 func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
 	out := &mcp.ReadResourceResult{Contents: make([]*mcp.ResourceContents, 0, len(r.Contents))}
+	if r.Truncated {
+		out.Meta = mcp.Meta{TruncatedMeta: true}
+	}
 	for _, c := range r.Contents {
 		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType}
 		if c.IsBlob {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -185,4 +188,71 @@ func TestSharedStoreRefusedByName(t *testing.T) {
 	noCanary(t, args, r)
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "invalid value for --store")
+}
+
+// TestSharedStoreReplay is issue 22's attack 5 through the CLI: a
+// database writer without the store key saves the approval row of a
+// project server, waits for "revoke", and inserts the row again. The
+// server stays unapproved (never "allowed approved"), doctor names the
+// replay with its server and what to do (exit 1, never "approvals ok"),
+// and "revoke NAME" removes the replayed row, after which doctor is clean
+// and the server can be approved again.
+func TestSharedStoreReplay(t *testing.T) {
+	dsn, _ := pgtest.Need(t)
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer admin.Close(context.Background())
+	db := fmt.Sprintf("replay_%d", os.Getpid())
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+db)
+	require.NoError(t, err)
+	dsn = strings.Replace(dsn, "dbname=postgres", "dbname="+db, 1)
+	require.Contains(t, dsn, "dbname="+db)
+	dbAdmin, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer dbAdmin.Close(context.Background())
+
+	w := newWorld(t, map[string]string{
+		"ws/.mcp.json":   `{"mcpServers": {"weather": {"command": "weather-mcp", "args": ["--units", "metric"]}}}`,
+		"ws/.git/config": gitConfig,
+		"store.key":      keyFile,
+	})
+	base := []string{"--store", dsn, "--store-key-file", "$ROOT/store.key"}
+	run := func(args ...string) result {
+		t.Helper()
+		return w.run(t, append(append([]string{}, base...), args...)...)
+	}
+	r := run("approve", "weather")
+	require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	assert.Contains(t, run("list").stdout, "allowed")
+
+	var saved string
+	require.NoError(t, dbAdmin.QueryRow(ctx, `SELECT jsonb_agg(to_jsonb(x))::text FROM mcpward.approvals x`).Scan(&saved))
+	r = run("revoke", "weather")
+	require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	assert.Contains(t, run("list").stdout, "not_approved")
+	_, err = dbAdmin.Exec(ctx, `INSERT INTO mcpward.approvals SELECT * FROM jsonb_populate_recordset(NULL::mcpward.approvals, $1::jsonb)`, saved)
+	require.NoError(t, err)
+
+	r = run("list")
+	t.Logf("list after the replay:\n%s%s", r.stdout, r.stderr)
+	assert.NotContains(t, r.stdout, " approved ", "the replayed approval is never used")
+	assert.NotContains(t, r.stdout, "allowed", "the replayed approval is never used")
+	r = run("doctor")
+	assert.Equal(t, 1, r.code, "stdout: %s", r.stdout)
+	assert.NotContains(t, r.stdout, "approvals ok")
+	assert.Contains(t, r.stdout, "approvals FAILED (approval_replayed)")
+	assert.Contains(t, r.stdout, "an approval of weather in the shared store was revoked or replaced, then put back")
+	assert.Contains(t, r.stdout, `mcpward revoke weather`)
+	r = run("doctor", "--json")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stdout, `"reason": "approval_replayed"`)
+
+	r = run("revoke", "weather")
+	require.Equal(t, 0, r.code, "stdout: %s\nstderr: %s", r.stdout, r.stderr)
+	r = run("doctor")
+	assert.Contains(t, r.stdout, "approvals ok", "stdout: %s", r.stdout)
+	assert.Contains(t, run("list").stdout, "not_approved")
+	require.Equal(t, 0, run("approve", "weather").code)
+	assert.Contains(t, run("list").stdout, "allowed")
 }

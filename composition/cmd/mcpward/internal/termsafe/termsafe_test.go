@@ -1,9 +1,7 @@
 package termsafe
 
 import (
-	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -58,40 +56,4 @@ func TestTruncate(t *testing.T) {
 	assert.Equal(t, "ab…", Truncate("abcd", 3))
 	assert.Equal(t, "日…", Truncate("日本語", 2))
 	assert.Equal(t, "", Truncate("abc", 0))
-}
-
-// FuzzEscape: whatever the input, Line's output holds no byte below 0x20,
-// Text's none but "\n"; neither holds DEL, a C1 control, a bidi, format
-// or zero-width rune; both are valid UTF-8; safe input is unchanged.
-func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\nb\r\nmcpward: x", "\x1b]52;c;eA==\x07", "\u202e\u2066\u200b\ufeff", "\xff\xfe", "\u009b1m", "\U000e0041"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		for _, keepNL := range []bool{false, true} {
-			out := escape(s, keepNL)
-			if !utf8.ValidString(out) {
-				t.Fatalf("not UTF-8: %q", out)
-			}
-			for _, r := range out {
-				if r == '\n' && keepNL {
-					continue
-				}
-				if Unsafe(r) {
-					t.Fatalf("unsafe rune %U in %q", r, out)
-				}
-			}
-			for i := 0; i < len(out); i++ {
-				if c := out[i]; c < 0x20 && !(keepNL && c == '\n') || c == 0x7f {
-					t.Fatalf("byte %#x in %q", c, out)
-				}
-			}
-			if keepNL && strings.Count(out, "\n") != strings.Count(s, "\n") {
-				t.Fatalf("Text changed the line count of %q", s)
-			}
-			if clean(s, keepNL) && out != s {
-				t.Fatalf("safe %q changed to %q", s, out)
-			}
-		}
-	})
 }

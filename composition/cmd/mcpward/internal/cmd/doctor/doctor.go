@@ -251,12 +251,13 @@ func Run(ctx context.Context, opts *Options) error {
 		for _, c := range a.Host.Check(ctx, checkTimeout) {
 			s := storeJSON{Name: c.Name, OK: c.Err == nil}
 			if c.Err != nil {
-				s.Reason = view.AsRefusal(c.Err).Reason
-				d.Findings = append(d.Findings, findingJSON{
-					Subject: "store", Name: c.Name, Reason: s.Reason,
-					Why: "the " + c.Name + " store did not answer as it should (" + s.Reason + ")",
-					Fix: storeFix(a.Options.Profile, c.Name),
-				})
+				r := view.AsRefusal(c.Err)
+				s.Reason = r.Reason
+				why, fix := "the "+c.Name+" store did not answer as it should ("+s.Reason+")", storeFix(a.Options.Profile, c.Name)
+				if w, f, ok := replayFinding(r.Reason, r.Server); ok {
+					why, fix = w, f
+				}
+				d.Findings = append(d.Findings, findingJSON{Subject: "store", Name: c.Name, Reason: s.Reason, Why: why, Fix: fix})
 			}
 			d.Stores = append(d.Stores, s)
 		}
@@ -433,6 +434,26 @@ func connect(ctx context.Context, a *app.App, name string, d *doctorJSON) *conne
 		c.Stderr = &tail
 	}
 	return c
+}
+
+// replayFinding says why a store refused as replayed or rolled back
+// matters and what to do (ok false for any other reason). server is the
+// server the store named, "" when none.
+func replayFinding(reason, server string) (why, fix string, ok bool) {
+	switch reason {
+	case pgstore.ReasonApprovalReplayed, composition.ReasonStoreReplayed:
+		if server == "" {
+			return "the shared store holds an approval it does not hold now: it was revoked or replaced, then put back by someone who can write the database but has no store key (" + reason + "); it is refused, and its server cannot be used until it is removed",
+				"find out who writes to the database without mcpward; then run \"mcpward revoke NAME\" for the server (it removes the replayed approval with the others) and approve it again", true
+		}
+		name := termsafe.Line(server)
+		return "an approval of " + name + " in the shared store was revoked or replaced, then put back by someone who can write the database but has no store key (" + reason + "): it is refused, and " + name + " cannot be used until it is removed",
+			"find out who writes to the database without mcpward; then run \"mcpward revoke " + name + "\" (it removes the replayed approval with the others) and approve " + name + " again", true
+	case pgstore.ReasonRolledBack:
+		return "the shared store is older than a state already seen: its head row or audit log was rolled back by someone who can write the database but has no store key (" + reason + "); approvals and audit refuse it",
+			"restore the database from a backup taken after the last approval change, and find out who writes to it without mcpward", true
+	}
+	return "", "", false
 }
 
 // storeFix says what to do about a failing store.

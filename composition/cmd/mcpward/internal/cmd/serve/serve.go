@@ -7,12 +7,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +50,10 @@ type Options struct {
 	ConnectTimeout, CallTimeout time.Duration
 	// Version is the gateway's implementation version.
 	Version string
+	// Limits are --max-connections, --max-sessions,
+	// --session-idle-timeout, --idle-timeout and --read-timeout (headers
+	// and body each), as composition takes them (negative: no limit).
+	Limits composition.HTTPLimits
 }
 
 // NewCmdServe returns the serve command; runF, when not nil, replaces Run.
@@ -59,6 +61,8 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	opts := &Options{IO: f.IOStreams, App: f.App, Clock: f.Clock,
 		ConnectTimeout: fleet.DefaultConnectTimeout, CallTimeout: fleet.DefaultCallTimeout}
 	var workspace string
+	lim := composition.DefaultHTTPLimits()
+	readTimeout := lim.HeaderTimeout
 	cmd := &cobra.Command{
 		Use:   "serve [NAME]",
 		Short: "Serve the usable servers (or the one named) as one MCP server, over stdio or HTTP",
@@ -110,7 +114,13 @@ serve-token in the state directory (made on first use, mode 0600); a Host
 or Origin header that is not a loopback name with that port is refused
 (403, against DNS rebinding); no CORS header is sent. --unsafe-no-token
 turns the token off, only on a loopback address, for tests; serve says so
-on stderr.
+on stderr. A request refused 401 or 403 closes its connection. Limits (0:
+none): --max-connections (256) connections open at once and
+--max-sessions (128) client sessions, past which serve answers 503 with
+Retry-After; --session-idle-timeout (30m) closes a session with no request
+for that long; --idle-timeout (2m) closes a kept-alive connection between
+requests; --read-timeout (10s) bounds the arrival of a request's headers,
+and then of its body (408).
 
 SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 		Example: `  $ mcpward serve
@@ -140,6 +150,16 @@ SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 			} else if opts.NoToken {
 				return cmdutil.FlagErrorf("--unsafe-no-token goes with --http")
 			}
+			for _, name := range []string{"max-connections", "max-sessions", "session-idle-timeout", "idle-timeout", "read-timeout"} {
+				if cmd.Flags().Changed(name) && opts.HTTP == "" {
+					return cmdutil.FlagErrorf("--%s goes with --http", name)
+				}
+			}
+			if lim.MaxConnections < 0 || lim.MaxSessions < 0 {
+				return cmdutil.FlagErrorf("--max-connections and --max-sessions take a count (0: no limit)")
+			}
+			lim.HeaderTimeout, lim.BodyTimeout = readTimeout, readTimeout
+			opts.Limits = noLimitIfZero(lim)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -153,7 +173,37 @@ SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 		"how long one attempt to connect a server may take (0: no limit)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.CallTimeout}, "call-timeout",
 		"how long a forwarded call may run without progress (0: no limit)")
+	cmd.Flags().IntVar(&lim.MaxConnections, "max-connections", lim.MaxConnections,
+		"with --http: connections open at once; one more is answered 503 (0: no limit)")
+	cmd.Flags().IntVar(&lim.MaxSessions, "max-sessions", lim.MaxSessions,
+		"with --http: client sessions open at once; one more is answered 503 (0: no limit)")
+	cmd.Flags().Var(cmdutil.DurationValue{D: &lim.SessionIdleTimeout}, "session-idle-timeout",
+		"with --http: close a client session with no request for this long (0: never)")
+	cmd.Flags().Var(cmdutil.DurationValue{D: &lim.IdleTimeout}, "idle-timeout",
+		"with --http: close a kept-alive connection with no request for this long (0: never)")
+	cmd.Flags().Var(cmdutil.DurationValue{D: &readTimeout}, "read-timeout",
+		"with --http: how long a request's headers, and then its body, may take to arrive (0: no limit)")
 	return cmd
+}
+
+// noLimitIfZero turns the flags' 0 ("no limit") into composition's
+// negative value (its 0 is the default).
+func noLimitIfZero(l composition.HTTPLimits) composition.HTTPLimits {
+	neg := func(v int) int {
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
+	negD := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return composition.HTTPLimits{MaxConnections: neg(l.MaxConnections), MaxSessions: neg(l.MaxSessions),
+		SessionIdleTimeout: negD(l.SessionIdleTimeout), IdleTimeout: negD(l.IdleTimeout),
+		HeaderTimeout: negD(l.HeaderTimeout), BodyTimeout: negD(l.BodyTimeout)}
 }
 
 // checkLoopback refuses an --http address that is not host:port of a
@@ -219,7 +269,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		retryFailed(life, fl, RetryInterval)
 	}()
-	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version,
+	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version, HTTP: opts.Limits,
 		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	defer gw.Close()
 	gwp.Store(gw)
@@ -280,30 +330,14 @@ func serveHTTP(ctx context.Context, opts *Options, stateDir string, gw *composit
 	if err != nil {
 		return fmt.Errorf("mcpward serve: cannot listen on %s", opts.HTTP)
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	srv := &http.Server{Handler: mux(gw.HTTPHandler(token, port)), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(opts.IO.ErrOut, "mcpward serve: listening on http://%s/mcp\n", ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return cmdutil.ErrCancelled
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
+	if err := gw.ServeHTTP(ctx, ln, token); err != nil {
 		return fmt.Errorf("mcpward serve: the HTTP server stopped")
 	}
-}
-
-// mux serves h at /mcp only.
-func mux(h http.Handler) http.Handler {
-	m := http.NewServeMux()
-	m.Handle("/mcp", h)
-	return m
+	if ctx.Err() != nil {
+		return cmdutil.ErrCancelled
+	}
+	return nil
 }
 
 // loadToken returns the bearer token kept in stateDir, making it (32

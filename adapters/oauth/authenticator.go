@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -62,6 +63,23 @@ type Authenticator struct {
 	nonce string
 	// athToken and ath cache the ath claim of the last DPoP-bound token.
 	athToken, ath string
+	// next is a proof signed ahead for the next request (see presign);
+	// signing is set while one is being signed.
+	next    *nextProof
+	signing bool
+}
+
+// presignAge bounds how old a proof signed ahead of its request may be when
+// it is used: its iat is at most this far in the past, well within the
+// window any server allows for clock skew (RFC 9449 §11.1).
+const presignAge = time.Second
+
+// nextProof is a proof signed ahead, for a request with htm and htu
+// carrying nonce and ath, by the key of thumbprint jkt, at at.
+type nextProof struct {
+	htm, htu, nonce, ath, jkt string
+	at                        time.Time
+	proof                     string
 }
 
 // refreshFlight is one shared refresh. rec and err are written before done
@@ -155,15 +173,44 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 		a.athToken, a.ath = rec.AccessToken, athOf(rec.AccessToken)
 	}
 	ath := a.ath
+	proof := ""
+	if n := a.next; n != nil && n.htm == method && n.htu == htu && n.nonce == nonce && n.ath == ath && n.jkt == key.jkt &&
+		!now.Before(n.at) && now.Sub(n.at) <= presignAge {
+		proof = n.proof
+	}
+	a.next = nil // used, or stale
+	start := !a.signing
+	a.signing = true
 	a.mu.Unlock()
-	proof, err := key.proof(method, htu, now, nonce, ath)
-	if err != nil {
-		return nil, refuse(refusal.Internal, "dpop_proof_failed", a.server, "")
+	if start {
+		go a.presign(key, method, htu, nonce, ath)
+	}
+	if proof == "" {
+		if proof, err = key.proof(method, htu, now, nonce, ath); err != nil {
+			return nil, refuse(refusal.Internal, "dpop_proof_failed", a.server, "")
+		}
 	}
 	h := make(http.Header, 2)
 	h["Authorization"] = []string{"DPoP " + rec.AccessToken}
 	h["Dpop"] = []string{proof}
 	return h, nil
+}
+
+// presign signs the proof the next request like this one needs, off that
+// request's path: a proof costs an ECDSA signature (tens of microseconds),
+// and a request that finds one ready (for its method, URL, token and the
+// server's nonce, signed at most presignAge before) only takes it. Each
+// proof is used once (its jti is fresh); one that no request takes is
+// dropped. At most one presign runs per Authenticator.
+func (a *Authenticator) presign(key *proofKey, htm, htu, nonce, ath string) {
+	at := a.c.now()
+	proof, err := key.proof(htm, htu, at, nonce, ath)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.signing = false
+	if err == nil {
+		a.next = &nextProof{htm: htm, htu: htu, nonce: nonce, ath: ath, jkt: key.jkt, at: at, proof: proof}
+	}
 }
 
 // requestHTU returns the htu of a request to raw, the URL a transport

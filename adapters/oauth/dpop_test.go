@@ -470,3 +470,60 @@ func TestHTU(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://"+mcpHost+"/mcp", a.htu)
 }
+
+// TestPresignedProof: a proof signed ahead is used only by a request it
+// fits (method, URL, token, nonce) within presignAge of its signing, and
+// only once; otherwise the request signs its own.
+func TestPresignedProof(t *testing.T) {
+	e := dpopEnv(t)
+	s := e.as.server("srv")
+	dpopSignIn(t, e, s)
+	a, req := tokAuth(t, e.c, s)
+	ready := func() *nextProof {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.next != nil && !a.signing
+		}, 5*time.Second, time.Millisecond)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.next
+	}
+	_, err := a.Headers(context.Background(), req)
+	require.NoError(t, err)
+	n := ready()
+	h, err := a.Headers(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, n.proof, h.Get("DPoP"), "a fitting proof is taken")
+	rsCheck(t, e, h, http.MethodPost, e.as.MCP())
+
+	for _, tt := range []struct {
+		name string
+		edit func(r *ports.AuthRequest)
+	}{
+		{"another method", func(r *ports.AuthRequest) { r.Method = http.MethodGet }},
+		{"another URL", func(r *ports.AuthRequest) { r.URL = e.as.URL() + "/other" }},
+		{"too old", func(*ports.AuthRequest) { e.now.Add(presignAge + time.Second) }},
+		{"a nonce came", func(*ports.AuthRequest) {
+			r := tokRefusal(a, http.StatusUnauthorized, `DPoP error="use_dpop_nonce"`)
+			r.DPoPNonce = "fresh-nonce"
+			_, err := a.Refused(context.Background(), r)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := ready()
+			r := req
+			tt.edit(&r)
+			h, err := a.Headers(context.Background(), r)
+			require.NoError(t, err)
+			assert.NotEqual(t, n.proof, h.Get("DPoP"))
+			htu := r.URL
+			if htu == "" {
+				htu = e.as.MCP()
+			}
+			rsCheck(t, e, h, r.Method, htu)
+		})
+	}
+}

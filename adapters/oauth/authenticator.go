@@ -64,9 +64,11 @@ type Authenticator struct {
 	// athToken and ath cache the ath claim of the last DPoP-bound token.
 	athToken, ath string
 	// next is a proof signed ahead for the next request (see presign);
-	// signing is set while one is being signed.
-	next    *nextProof
-	signing bool
+	// signing is set while one is being signed; lastProof is when the
+	// last DPoP-bound request got its proof.
+	next      *nextProof
+	signing   bool
+	lastProof time.Time
 }
 
 // presignAge bounds how old a proof signed ahead of its request may be when
@@ -179,8 +181,11 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 		proof = n.proof
 	}
 	a.next = nil // used, or stale
-	start := !a.signing
-	a.signing = true
+	// Sign ahead only while requests come close together: a proof no
+	// request takes within presignAge is a signature wasted.
+	start := !a.signing && !a.lastProof.IsZero() && !now.Before(a.lastProof) && now.Sub(a.lastProof) <= presignAge
+	a.signing = a.signing || start
+	a.lastProof = now
 	a.mu.Unlock()
 	if start {
 		go a.presign(key, method, htu, nonce, ath)
@@ -201,7 +206,8 @@ func (a *Authenticator) Headers(ctx context.Context, r ports.AuthRequest) (http.
 // and a request that finds one ready (for its method, URL, token and the
 // server's nonce, signed at most presignAge before) only takes it. Each
 // proof is used once (its jti is fresh); one that no request takes is
-// dropped. At most one presign runs per Authenticator.
+// dropped. It is started only when two requests came within presignAge,
+// and at most one runs per Authenticator.
 func (a *Authenticator) presign(key *proofKey, htm, htu, nonce, ath string) {
 	at := a.c.now()
 	proof, err := key.proof(htm, htu, at, nonce, ath)

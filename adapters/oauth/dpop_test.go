@@ -471,16 +471,24 @@ func TestHTU(t *testing.T) {
 	assert.Equal(t, "https://"+mcpHost+"/mcp", a.htu)
 }
 
-// TestPresignedProof: a proof signed ahead is used only by a request it
-// fits (method, URL, token, nonce) within presignAge of its signing, and
-// only once; otherwise the request signs its own.
+// TestPresignedProof: a proof is signed ahead once two requests came within
+// presignAge, and is used only by a request it fits (method, URL, token,
+// nonce) within presignAge of its signing, and only once; otherwise the
+// request signs its own.
 func TestPresignedProof(t *testing.T) {
 	e := dpopEnv(t)
 	s := e.as.server("srv")
 	dpopSignIn(t, e, s)
 	a, req := tokAuth(t, e.c, s)
+	_, err := a.Headers(context.Background(), req)
+	require.NoError(t, err)
+	a.mu.Lock()
+	assert.False(t, a.signing || a.next != nil, "nothing is signed ahead after one request")
+	a.mu.Unlock()
 	ready := func() *nextProof {
 		t.Helper()
+		_, err := a.Headers(context.Background(), req) // a second request soon after
+		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			a.mu.Lock()
 			defer a.mu.Unlock()
@@ -490,8 +498,6 @@ func TestPresignedProof(t *testing.T) {
 		defer a.mu.Unlock()
 		return a.next
 	}
-	_, err := a.Headers(context.Background(), req)
-	require.NoError(t, err)
 	n := ready()
 	h, err := a.Headers(context.Background(), req)
 	require.NoError(t, err)

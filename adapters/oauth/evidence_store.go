@@ -20,14 +20,16 @@ type storedChallenge struct {
 // credential key key (storeKey): beside it, never it.
 func challengeKey(key string) string { return key + ".challenge" }
 
-// SaveChallenge records ch for s as RecordChallenge does and, unless it is
-// an insufficient_scope challenge (a step-up is asked for in the process
-// that saw it), also keeps the evidence discovery uses (ResourceMetadata
-// and Scope) in the token store, under its own key beside the credential's.
-// A sign-in or Discover by another process sharing the store (the CLI's
-// login or doctor after a call saw the 401) then uses it when it has
-// recorded none itself. Errors: Class Config, ReasonURLInvalid when s.URL
-// is not a URL the Client accepts (nothing recorded); Class Transient,
+// SaveChallenge records ch for s as RecordChallenge does, and keeps it in
+// the token store, under its own key beside the credential's: the evidence
+// discovery uses (ResourceMetadata and Scope), or for an
+// insufficient_scope challenge naming scopes the stored credential lacks,
+// the step-up (the union of the scopes requested and granted before and
+// those named, as an Authenticator saves it). A sign-in or Discover by
+// another process sharing the store (the CLI's login or doctor after a
+// call saw the 401 or 403) then uses it when it has recorded none itself.
+// Errors: Class Config, ReasonURLInvalid when s.URL is not a URL the
+// Client accepts (nothing recorded); Class Transient,
 // ReasonStoreUnavailable, or "canceled"/"deadline_exceeded", when the
 // store fails (the in-memory record stands). Safe for concurrent use.
 func (c *Client) SaveChallenge(ctx context.Context, s Server, ch Challenge) error {
@@ -38,6 +40,8 @@ func (c *Client) SaveChallenge(ctx context.Context, s Server, ch Challenge) erro
 	key := storeKey(s.ID, resource)
 	c.record(key, ch)
 	if ch.Error == "insufficient_scope" {
+		rec, _ := c.load(ctx, s.ID, resource)
+		_ = c.stepUp(ctx, key, s.ID, "", ch, rec) // saves a step-up when there is one
 		return nil
 	}
 	b, err := json.Marshal(storedChallenge{Version: 1, ResourceMetadata: ch.ResourceMetadata, Scope: ch.Scope})

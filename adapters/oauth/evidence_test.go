@@ -402,11 +402,11 @@ func TestSaveChallenge(t *testing.T) {
 			scopes: []string{"mcp.read", "mcp.write"},
 		},
 		{
-			name: "step-up not saved",
+			name: "step-up saved, not its link",
 			setup: func(t *testing.T, e *testEnv, s Server, _ *Client) {
 				require.NoError(t, e.c.SaveChallenge(context.Background(), s, Challenge{Status: 403, Error: "insufficient_scope", ResourceMetadata: custom(e), Scope: []string{"x"}}))
 			},
-			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write"},
+			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write", "x"},
 		},
 		{
 			name: "unreadable saved value ignored",

@@ -339,3 +339,23 @@ func TestStepUpLimit(t *testing.T) {
 	}
 	assert.Equal(t, 1+maxStepUps, signIns, "the first sign-in, then maxStepUps step-ups")
 }
+
+// TestSaveChallengeSavesStepUp: a host that reports a 403's challenge
+// (SaveChallenge, as composition does for every challenge) saves the
+// step-up too, so a later sign-in elsewhere asks for the union.
+func TestSaveChallengeSavesStepUp(t *testing.T) {
+	e := newEnv(t)
+	s, _ := tokSeed(t, e, "srv", func(r *record) { r.Scope = "mcp:basic" })
+	ch, ok := ParseChallenge(http.StatusForbidden, `Bearer error="insufficient_scope", scope="mcp:write"`)
+	require.True(t, ok)
+	require.NoError(t, e.c.SaveChallenge(context.Background(), s, ch))
+	rep, err := e.client(t).Discover(context.Background(), s)
+	require.NoError(t, err)
+	assert.Subset(t, rep.Scopes, []string{"mcp:basic", "mcp:write"})
+
+	e2 := newEnv(t)
+	s2, _ := tokSeed(t, e2, "srv", func(r *record) { r.Scope = "mcp:basic mcp:write" })
+	require.NoError(t, e2.c.SaveChallenge(context.Background(), s2, ch))
+	_, err = e2.store.Get(context.Background(), stepUpKey(storeKey("srv", e2.as.MCP())))
+	assert.ErrorIs(t, err, ports.ErrNotFound, "nothing new to ask for: no step-up")
+}

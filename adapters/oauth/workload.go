@@ -246,10 +246,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 // SignInWorkloadIdentity signs in to s as a workload, with no person and no
-// browser (MCP SEP-1933): it reads the JWT w names, checks it before
-// sending it (checkWorkloadJWT: an issuer, w.Issuer's when set; an
-// audience naming the authorization server discovery finds, by its issuer
-// or token endpoint; not expired), then presents it at the token endpoint
+// browser (MCP SEP-1933): it reads the JWT w names (before any request, so
+// an unreadable file or a token that is not a JWT fails at once), checks
+// it before sending it (checkWorkloadJWT: an issuer, w.Issuer's when set;
+// an audience naming the authorization server discovery finds, by its
+// issuer or token endpoint; not expired), then presents it at the token endpoint
 // with the JWT-bearer grant (RFC 7523 §2.1: grant_type
 // urn:ietf:params:oauth:grant-type:jwt-bearer, assertion, the RFC 8707
 // resource and the scope of a headless sign-in), as the public client
@@ -267,14 +268,14 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // ReasonClientUnauthorized, ...), fillToken and the store. Safe for
 // concurrent use.
 func (c *Client) SignInWorkloadIdentity(ctx context.Context, s Server, w WorkloadIdentity) error {
-	if (w.TokenFile == "") == (len(w.Command) == 0) || (len(w.Command) > 0 && w.Command[0] == "") {
-		return refuse(refusal.Config, ReasonWorkloadIdentityInvalid, s.ID, "")
-	}
-	ep, err := c.discover(ctx, s, "")
+	assertion, err := workloadJWT(ctx, w, s.ID)
 	if err != nil {
 		return err
 	}
-	assertion, err := workloadJWT(ctx, w, s.ID)
+	if _, _, ok := parseJWT(assertion); !ok {
+		return refuse(refusal.Config, ReasonWorkloadTokenInvalid, s.ID, "")
+	}
+	ep, err := c.discover(ctx, s, "")
 	if err != nil {
 		return err
 	}

@@ -213,7 +213,9 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		fmt.Fprintf(log, "connect after sign-in: %s %s %s\n", sr.State, sr.Class, sr.Reason)
 		return nil
 	}
-	if asksSignIn(sr) {
+	// A server may ask again right after a sign-in: it moved to another
+	// authorization server, say (authorization_server_changed).
+	for asksSignIn(sr) {
 		if err := again(); err != nil {
 			return err
 		}

@@ -208,7 +208,7 @@ func (a *Authentication) authenticator(t ports.Target) (ports.Authenticator, err
 		return nil, &refusal.Error{Class: refusal.Config, Reason: ReasonAuthNotDecided, Server: t.ServerID,
 			Detail: "authentication of this definition was not decided; evaluate it first"}
 	case n.oauth != nil && a.oauth != nil:
-		return a.oauth.Authenticator(t.ServerID, t.URL, n.oauth, a.stepUp(t))
+		return a.oauth.Authenticator(t.ServerID, t.URL, n.oauth, a.refused(t))
 	case n.oauth != nil:
 		return nil, oauthRefusal(t.ServerID)
 	case n.helper != nil:

@@ -27,10 +27,11 @@ const (
 type challenge struct {
 	status int
 	bearer bool
-	// stepUp: the OAuth Authenticator answered this connection's latest
-	// refusal with a step-up (a new sign-in asking for more scope would
-	// cure it); taken by the next classification.
-	stepUp bool
+	// refused is the OAuth Authenticator's own refusal of this
+	// connection's latest refused credential (a step-up, a moved
+	// authorization server, ...), which the transport reports only as
+	// auth_refused; taken by the next classification.
+	refused *refusal.Error
 }
 
 // challengeLog remembers the latest challenge of each server id and URL,
@@ -72,10 +73,13 @@ const saveChallengeTimeout = 5 * time.Second
 
 // record remembers c for server id at rawURL.
 func (l *challengeLog) record(id, rawURL string, c challenge) {
-	ch := c
-	k := challengeKey(id, rawURL)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.put(challengeKey(id, rawURL), c)
+}
+
+// put stores c under k, forgetting the oldest key when full; l.mu is held.
+func (l *challengeLog) put(k string, c challenge) {
 	if l.m == nil {
 		l.m = map[string]challenge{}
 	}
@@ -86,33 +90,34 @@ func (l *challengeLog) record(id, rawURL string, c challenge) {
 			l.order = l.order[1:]
 		}
 	}
-	l.m[k] = ch
+	l.m[k] = c
 }
 
-// markStepUp notes that the latest refusal of server id at rawURL asks
-// for a step-up.
-func (l *challengeLog) markStepUp(id, rawURL string) {
+// markRefused notes r, the OAuth Authenticator's refusal of the latest
+// refused credential of server id at rawURL.
+func (l *challengeLog) markRefused(id, rawURL string, r *refusal.Error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := challengeKey(id, rawURL)
-	if c, ok := l.m[k]; ok {
-		c.stepUp = true
-		l.m[k] = c
-	}
+	c := l.m[k]
+	c.refused = r
+	l.put(k, c)
 }
 
-// takeStepUp reports, and clears, a step-up noted for server id at rawURL.
-func (l *challengeLog) takeStepUp(id, rawURL string) bool {
+// takeRefused returns, and clears, the refusal noted for server id at
+// rawURL; nil when there is none.
+func (l *challengeLog) takeRefused(id, rawURL string) *refusal.Error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := challengeKey(id, rawURL)
 	c, ok := l.m[k]
-	if !ok || !c.stepUp {
-		return false
+	if !ok || c.refused == nil {
+		return nil
 	}
-	c.stepUp = false
+	r := c.refused
+	c.refused = nil
 	l.m[k] = c
-	return true
+	return r
 }
 
 // get returns the latest challenge of server id at rawURL.
@@ -123,23 +128,30 @@ func (l *challengeLog) get(id, rawURL string) (challenge, bool) {
 	return c, ok
 }
 
-// signInRequired turns a refusal of t's credential that the OAuth
-// Authenticator answered with a step-up (see stepUp) into Class
-// AuthRequired, Reason ReasonStepUpRequired; and the refusal of a
-// connection to t that got a 401
+// signInRequired turns a refusal of t's credential (Class AuthRefused,
+// httptransport.ReasonAuthRefused) that the OAuth Authenticator declined
+// to retry for a reason of its own (see refused) into that reason, with
+// its Class: ReasonStepUpRequired for a step-up,
+// oauth.ReasonAuthorizationServerChanged when the server moved to another
+// authorization server, ReasonSignInRequired when the refresh token was
+// refused, and so on; and the refusal of a connection to t that got a 401
 // without an authenticator (Class AuthRequired,
 // httptransport.ReasonAuthRequired) into Reason ReasonSignInRequired
-// when the server's challenge was Bearer and the deployment can sign in
-// (Config.OAuth): "mcpward login NAME" then signs in to it, whether or not
-// its definition has "oauth". Any other refusal, and that of a definition
-// setting its own Authorization header, is returned as is.
+// when the server's challenge was an OAuth one (Bearer or DPoP) and the
+// deployment can sign in (Config.OAuth): "mcpward login NAME" then signs
+// in to it, whether or not its definition has "oauth". Any other refusal,
+// and that of a definition setting its own Authorization header, is
+// returned as is.
 func (a *Authentication) signInRequired(t ports.Target, r *refusal.Error) *refusal.Error {
-	if r != nil && r.Class == refusal.AuthRefused && r.Reason == httptransport.ReasonAuthRefused &&
-		a.challenges.takeStepUp(t.ServerID, t.URL) {
-		c := *r
-		c.Class, c.Reason = refusal.AuthRequired, ReasonStepUpRequired
-		c.Detail = "the server wants more scope: a new sign-in asks for it"
-		return &c
+	if r != nil && r.Class == refusal.AuthRefused && r.Reason == httptransport.ReasonAuthRefused {
+		if why := a.challenges.takeRefused(t.ServerID, t.URL); why != nil {
+			c := *r
+			c.Class, c.Reason, c.Detail = why.Class, why.Reason, why.Detail
+			if c.Reason == ReasonStepUpRequired {
+				c.Detail = "the server wants more scope: a new sign-in asks for it"
+			}
+			return &c
+		}
 	}
 	if r == nil || a.oauth == nil || r.Class != refusal.AuthRequired || r.Reason != httptransport.ReasonAuthRequired || setsAuthorization(t) {
 		return r
@@ -149,7 +161,7 @@ func (a *Authentication) signInRequired(t ports.Target, r *refusal.Error) *refus
 	}
 	c := *r
 	c.Reason = ReasonSignInRequired
-	c.Detail = "the server asks for an OAuth sign-in (a Bearer challenge)"
+	c.Detail = "the server asks for an OAuth sign-in (a Bearer or DPoP challenge)"
 	return &c
 }
 
@@ -164,19 +176,19 @@ func (a *Authentication) signedInAuthenticator(ctx context.Context, t ports.Targ
 	if a.oauth == nil || setsAuthorization(t) || !a.oauth.SignedIn(ctx, t.ServerID, t.URL) {
 		return nil
 	}
-	au, err := a.oauth.Authenticator(t.ServerID, t.URL, nil, a.stepUp(t))
+	au, err := a.oauth.Authenticator(t.ServerID, t.URL, nil, a.refused(t))
 	if err != nil {
 		return nil
 	}
 	return au
 }
 
-// stepUp returns the function an OAuth Authenticator of t calls when it
-// refuses with a step-up, noting it for signInRequired: the transport
-// reports any refusal of a credential as AuthRefused, and this is how its
-// reason is kept.
-func (a *Authentication) stepUp(t ports.Target) func() {
-	return func() { a.challenges.markStepUp(t.ServerID, t.URL) }
+// refused returns the function an OAuth Authenticator of t calls when it
+// declines to retry a refused credential for a reason of its own, noting
+// it for signInRequired: the transport reports any refusal of a
+// credential as AuthRefused, and this is how its reason is kept.
+func (a *Authentication) refused(t ports.Target) func(*refusal.Error) {
+	return func(r *refusal.Error) { a.challenges.markRefused(t.ServerID, t.URL, r) }
 }
 
 // setsAuthorization reports whether t's static headers set Authorization.

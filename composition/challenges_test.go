@@ -166,7 +166,9 @@ func TestSignInOptionsAndRefusals(t *testing.T) {
 	for _, name := range []string{"local", "ghost"} {
 		err := h.SignInClientCredentials(ctx, srcs, name, oauth.ClientCredentials{ClientID: "bot", Secret: "s"})
 		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
-		err = h.SignInCrossApp(ctx, srcs, name, oauth.CrossApp{SubjectToken: "t"})
+		err = h.SignInEnterpriseManaged(ctx, srcs, name, oauth.EnterpriseManaged{SubjectToken: "t"})
+		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
+		err = h.SignInWorkloadIdentity(ctx, srcs, name, oauth.WorkloadIdentity{TokenFile: "/nonexistent"})
 		assert.Contains(t, []string{ReasonNotOAuth, ReasonUnknownServer}, refusal.ReasonOf(err))
 	}
 }

@@ -38,6 +38,23 @@ type OAuthConfig struct {
 	// definition's oauth.clientMetadataUrl wins over it. "" means dynamic
 	// registration only (unless the definition names a document).
 	ClientMetadataURL string
+	// ApplicationType is the application_type a dynamic registration
+	// declares (MCP SEP-837): "" or "native" for a host on the user's
+	// device, whose redirect is the loopback listener; "web" only for a
+	// host that runs on a web server. Anything else is refused when the
+	// Host is built.
+	ApplicationType string
+	// RequestTimeout bounds every OAuth request (metadata, registration,
+	// tokens, token exchange, revocation) from its start to the end of its
+	// answer; 0 means oauth.DefaultRequestTimeout (30 s).
+	RequestTimeout time.Duration
+	// DisableDPoP, when not nil, turns DPoP (RFC 9449) off for each server
+	// id it reports true for: a sign-in to it gets Bearer tokens even
+	// where the authorization server advertises DPoP. nil (the default)
+	// binds every sign-in's tokens to a proof key wherever the
+	// authorization server offers it (ES256), so a stolen token is useless
+	// without the key. A definition cannot turn it off.
+	DisableDPoP func(serverID string) bool
 }
 
 // Reasons of the OAuth flow of a Host.
@@ -89,10 +106,14 @@ type OAuthClient interface {
 	// Authenticator returns the Authenticator of the connections to the
 	// server: it adds the stored credential, refreshes it when it
 	// expires, and decides on a refused one. It refuses, before anything
-	// is sent, a URL it cannot serve (Class Config). onStepUp, when not
-	// nil, is called each time the Authenticator refuses because the
-	// server wants more scope than the credential has.
-	Authenticator(id, rawURL string, o *definition.OAuth, onStepUp func()) (ports.Authenticator, error)
+	// is sent, a URL it cannot serve (Class Config). onRefusal, when not
+	// nil, is called with the Authenticator's refusal each time it
+	// declines to retry a request the server refused for a reason of Class
+	// AuthRequired or AuthRefused (a step-up, a moved authorization
+	// server, a refresh token refused, ...): the transport reports every
+	// refused credential as AuthRefused auth_refused, and this is how the
+	// reason reaches the host.
+	Authenticator(id, rawURL string, o *definition.OAuth, onRefusal func(*refusal.Error)) (ports.Authenticator, error)
 	// SignedIn reports whether a credential for the server is stored
 	// (fresh, or to be refreshed), reading the token store only; false
 	// when it cannot tell.

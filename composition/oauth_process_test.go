@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/composition/internal/oauthtest"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/egress"
 )
@@ -84,7 +85,7 @@ func TestOAuthRefreshAcrossProcesses(t *testing.T) {
 		t.Skip("a child")
 	}
 	o := newOAuthMCP(t)
-	o.SignInExpiresIn = 1 // expired at once (oauth.ExpirySkew is 30 s)
+	o.SignInExpiresIn = oauthtest.ExpiresAtOnce
 	dir := t.TempDir()
 	certFile := filepath.Join(t.TempDir(), "cert.pem")
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.TS.Certificate().Raw}), 0o600))

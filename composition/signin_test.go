@@ -21,14 +21,16 @@ func testOAuth(tokens ports.TokenStore, locker ports.Locker, cfg Config) (OAuthC
 		return nil, nil
 	}
 	c, err := oauthclient.New(newHTTPFactory(cfg), oauth.Options{
-		Store:       tokens,
-		Locker:      locker,
-		Now:         cfg.Now,
-		LockTimeout: cfg.OAuth.LockTimeout,
-		ClientName:  cfg.OAuth.ClientName,
+		Store:           tokens,
+		Locker:          locker,
+		Now:             cfg.Now,
+		LockTimeout:     cfg.OAuth.LockTimeout,
+		ClientName:      cfg.OAuth.ClientName,
+		RequestTimeout:  cfg.OAuth.RequestTimeout,
+		ApplicationType: cfg.OAuth.ApplicationType,
 
 		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
-	})
+	}, cfg.OAuth.DisableDPoP)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,8 @@ func (h *Host) oauthOf(ctx context.Context, srcs []definition.Source, name strin
 	if err != nil {
 		return nil, oauth.Server{}, err
 	}
-	return t.Client.(*oauthclient.Client).OAuth(), oauthclient.Server(t.ServerID, t.URL, t.OAuth), nil
+	c := t.Client.(*oauthclient.Client)
+	return c.OAuth(), c.Server(t.ServerID, t.URL, t.OAuth), nil
 }
 
 // SignInState is signin.State.
@@ -89,11 +92,20 @@ func (h *Host) SignInClientCredentials(ctx context.Context, srcs []definition.So
 	return c.SignInClientCredentials(ctx, s, cc)
 }
 
-// SignInCrossApp is signin.CrossApp.
-func (h *Host) SignInCrossApp(ctx context.Context, srcs []definition.Source, name string, x oauth.CrossApp) error {
+// SignInEnterpriseManaged is signin.EnterpriseManaged.
+func (h *Host) SignInEnterpriseManaged(ctx context.Context, srcs []definition.Source, name string, x oauth.EnterpriseManaged) error {
 	c, s, err := h.oauthOf(ctx, srcs, name, OAuthUseSignIn)
 	if err != nil {
 		return err
 	}
-	return c.SignInCrossApp(ctx, s, x)
+	return c.SignInEnterpriseManaged(ctx, s, x)
+}
+
+// SignInWorkloadIdentity is signin.WorkloadIdentity.
+func (h *Host) SignInWorkloadIdentity(ctx context.Context, srcs []definition.Source, name string, w oauth.WorkloadIdentity) error {
+	c, s, err := h.oauthOf(ctx, srcs, name, OAuthUseSignIn)
+	if err != nil {
+		return err
+	}
+	return c.SignInWorkloadIdentity(ctx, s, w)
 }

@@ -13,6 +13,11 @@ type AuthRequest struct {
 	Origin string
 	// Method is the HTTP method ("POST", "GET", "DELETE").
 	Method string
+	// URL is the request's target URI without query or fragment
+	// ("scheme://host[:port]/path", scheme and host lower case), as a
+	// proof of possession names it (RFC 9449 htu); "" when the transport
+	// does not say, and the Authenticator then assumes its server's URL.
+	URL string
 }
 
 // AuthRefusal describes the server refusing a credential.
@@ -24,6 +29,10 @@ type AuthRefusal struct {
 	// Challenge is the WWW-Authenticate header value, for parsing only;
 	// it is never logged or put into an error.
 	Challenge string
+	// DPoPNonce is the refusal's DPoP-Nonce header value (RFC 9449 §9),
+	// for parsing only, "" when it has none; like Challenge it is never
+	// logged or put into an error.
+	DPoPNonce string
 }
 
 // Authenticator supplies credentials for exactly one server identity. The

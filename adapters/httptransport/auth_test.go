@@ -234,3 +234,41 @@ func TestCanaryNeverInErrors(t *testing.T) {
 		assert.NotContains(t, err.Error(), staticCanary)
 	})
 }
+
+// TestAuthRequestURLAndNonce: the authenticator is told each request's
+// target URI without query or fragment (scheme and host lower case, as a
+// DPoP proof's htu names it), and a refusal's DPoP-Nonce header.
+func TestAuthRequestURLAndNonce(t *testing.T) {
+	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "DPoP fresh" {
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			w.Header().Set("DPoP-Nonce", "n-1")
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	auth := portstest.NewAuthenticator(http.Header{"Authorization": {"DPoP stale"}}, 1)
+	auth.Reauthorize = func(context.Context) (http.Header, error) {
+		return http.Header{"Authorization": {"DPoP fresh"}}, nil
+	}
+	endpoint := strings.Replace(srv.URL, "http://", "HTTP://", 1) + "/Mcp/x?tenant=1"
+	tr, err := New(egress.Default(), safeOptions()).Transport(context.Background(), httpTarget("s", endpoint, nil), auth)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	resp, err := post(context.Background(), tr, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	require.NoError(t, err)
+	resp.Body.Close()
+
+	want := strings.ToLower(srv.URL) + "/Mcp/x"
+	reqs := auth.Requests()
+	require.Len(t, reqs, 2, "the request and its retry")
+	for _, r := range reqs {
+		assert.Equal(t, http.MethodPost, r.Method)
+		assert.Equal(t, want, r.URL, "no query; scheme and host lower case, the path as it is")
+	}
+	require.Len(t, auth.Refusals(), 1)
+	assert.Equal(t, "n-1", auth.Refusals()[0].DPoPNonce)
+	assert.Equal(t, `DPoP error="use_dpop_nonce"`, auth.Refusals()[0].Challenge)
+}

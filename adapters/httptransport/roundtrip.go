@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -44,6 +45,21 @@ type roundTripper struct {
 	// onChallenge and endpoint: Options.OnChallenge and the target's URL.
 	onChallenge func(Challenge)
 	endpoint    string
+	// htuPath and htu: the escaped path of the target's URL and
+	// ports.AuthRequest.URL of a request to it (scheme://host/path, lower
+	// case scheme and host, no query), built once.
+	htuPath string
+	htu     string
+}
+
+// htuOf returns ports.AuthRequest.URL of a request to u: the precomputed
+// one when u is the target's URL, else built (scheme and host lower case,
+// the escaped path, no query or fragment).
+func (rt *roundTripper) htuOf(u *url.URL) string {
+	if u.Scheme == rt.urlScheme && u.Host == rt.urlHost && u.EscapedPath() == rt.htuPath {
+		return rt.htu
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.EscapedPath()
 }
 
 // CloseIdleConnections closes the pooled connections of this server.
@@ -69,6 +85,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		challenge := resp.Header.Get("WWW-Authenticate")
+		nonce := resp.Header.Get("DPoP-Nonce")
 		status := resp.StatusCode
 		discard(resp)
 		rt.tell(status, challenge)
@@ -77,7 +94,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, rt.refuse(refusal.AuthRequired, ReasonAuthRequired)
 		}
 		retry, rerr := rt.auth.Refused(ctx, ports.AuthRefusal{
-			ServerID: rt.server, Origin: rt.origin, Status: status, Challenge: challenge,
+			ServerID: rt.server, Origin: rt.origin, Status: status, Challenge: challenge, DPoPNonce: nonce,
 		})
 		if rerr != nil || !retry {
 			closeBody()
@@ -156,6 +173,7 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 	if rt.auth != nil {
 		r := rt.authReq
 		r.Method = req.Method
+		r.URL = rt.htuOf(req.URL)
 		h, err := rt.auth.Headers(ctx, r)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -196,6 +196,8 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		base:      f.baseTransport(scheme, u.Hostname(), server, origin),
 		scheme:    scheme,
 		authReq:   ports.AuthRequest{ServerID: server, Origin: origin},
+		htuPath:   u.EscapedPath(),
+		htu:       scheme + "://" + strings.ToLower(u.Host) + u.EscapedPath(),
 	}
 	if f.onChallenge != nil {
 		rt.onChallenge = f.onChallenge

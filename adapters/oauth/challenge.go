@@ -258,10 +258,13 @@ type Challenge struct {
 	// nil when absent, or when it is not a list of at most maxScopes valid
 	// scope tokens (RFC 6749 §3.3) of at most maxScopeLen bytes each.
 	Scope []string
-	// Error is the error auth-param (such as "invalid_token" or
-	// "insufficient_scope"); "" when absent or not a short word of
-	// lower-case letters and "_".
+	// Error is the error auth-param (such as "invalid_token",
+	// "insufficient_scope" or "use_dpop_nonce"); "" when absent or not a
+	// short word of lower-case letters and "_".
 	Error string
+	// DPoP is true when this is a DPoP challenge (RFC 9449 §7.1) rather
+	// than a Bearer one.
+	DPoP bool
 }
 
 // Bounds of what a Challenge keeps.
@@ -273,26 +276,41 @@ const (
 )
 
 // ParseChallenge reads the first Bearer challenge of the WWW-Authenticate
-// value h of a response with status (see parseChallenges for the grammar
-// accepted). ok is false when h is malformed or has no Bearer challenge.
-// It never panics and is safe for concurrent use.
+// value h of a response with status, else its first DPoP challenge (RFC
+// 9449 §7.1: a server that takes DPoP-bound tokens only may challenge with
+// that scheme alone); see parseChallenges for the grammar accepted. ok is
+// false when h is malformed or has neither. It never panics and is safe
+// for concurrent use.
 func ParseChallenge(status int, h string) (ch Challenge, ok bool) {
+	return parseChallengeFor(status, h, false)
+}
+
+// parseChallengeFor is ParseChallenge, preferring the first DPoP challenge
+// to the first Bearer one when dpopFirst is set (a request that carried a
+// DPoP-bound token is answered in the DPoP challenge).
+func parseChallengeFor(status int, h string, dpopFirst bool) (ch Challenge, ok bool) {
 	chs, ok := parseChallenges(h)
 	if !ok {
 		return Challenge{}, false
 	}
-	for _, c := range chs {
-		if c.scheme != "bearer" {
-			continue
+	first, second := "bearer", "dpop"
+	if dpopFirst {
+		first, second = second, first
+	}
+	for _, scheme := range []string{first, second} {
+		for _, c := range chs {
+			if c.scheme != scheme {
+				continue
+			}
+			ch = Challenge{Status: status, Scope: scopeList(c.params["scope"]), DPoP: scheme == "dpop"}
+			if rm := c.params["resource_metadata"]; len(rm) <= maxChallengeLink {
+				ch.ResourceMetadata = rm
+			}
+			if e := c.params["error"]; validErrorCode(e) {
+				ch.Error = e
+			}
+			return ch, true
 		}
-		ch = Challenge{Status: status, Scope: scopeList(c.params["scope"])}
-		if rm := c.params["resource_metadata"]; len(rm) <= maxChallengeLink {
-			ch.ResourceMetadata = rm
-		}
-		if e := c.params["error"]; validErrorCode(e) {
-			ch.Error = e
-		}
-		return ch, true
 	}
 	return Challenge{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -68,6 +69,21 @@ type clientRecord struct {
 	// RedirectURI is the loopback redirect URI a dynamic registration was
 	// made for.
 	RedirectURI string `json:"redirect_uri,omitempty"`
+	// SecretExpiresAt is when a dynamic registration's secret expires, in
+	// seconds since the epoch; 0 means never (or unknown).
+	SecretExpiresAt int64 `json:"client_secret_expires_at,omitempty"`
+}
+
+// ReasonClientSecretExpired (AuthRequired): the client secret of the
+// dynamic registration the credential's client authenticates with has
+// expired (its registration said when, client_secret_expires_at): a
+// renewal cannot authenticate, and the user must sign in again, which
+// registers the client anew.
+const ReasonClientSecretExpired = "client_secret_expired"
+
+// expired reports whether cr's secret has expired at now.
+func (cr *clientRecord) expired(now time.Time) bool {
+	return cr.SecretExpiresAt > 0 && now.Unix() >= cr.SecretExpiresAt
 }
 
 // clientKey is the TokenStore key of the client registration of server at
@@ -136,19 +152,17 @@ func (c *Client) saveClient(ctx context.Context, cr *clientRecord) error {
 			err = c.store.Set(ctx, key, b)
 		}
 	}
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctxRefusal(ctx.Err(), cr.Server, "")
+	if err != nil {
+		return c.storeError(ctx, err, cr.Server)
 	}
-	return refusal.New(refusal.Transient, ReasonStoreUnavailable, cr.Server)
+	return nil
 }
 
 // authFor returns how the tokens of rec authenticate at its token endpoint:
 // the stored client registration of its issuer when it is rec's client,
 // else a public client (none) with rec's client id. Errors are loadClient's
-// and clientRecord.auth's.
+// and clientRecord.auth's, and Class AuthRequired
+// ReasonClientSecretExpired when the registration's secret has expired.
 func (c *Client) authFor(ctx context.Context, rec *record) (clientAuth, error) {
 	cr, err := c.loadClient(ctx, rec.Server, rec.Resource, rec.Issuer)
 	if err != nil {
@@ -156,6 +170,9 @@ func (c *Client) authFor(ctx context.Context, rec *record) (clientAuth, error) {
 	}
 	if cr == nil || cr.ClientID != rec.ClientID {
 		return clientAuth{method: AuthNone, id: rec.ClientID}, nil
+	}
+	if cr.expired(c.now()) {
+		return clientAuth{}, refusal.New(refusal.AuthRequired, ReasonClientSecretExpired, rec.Server)
 	}
 	return cr.auth()
 }

@@ -35,6 +35,9 @@ type serverMetadata struct {
 	RevocationEndpoint            string   `json:"revocation_endpoint"`
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 	ISSParameterSupported         bool     `json:"authorization_response_iss_parameter_supported"`
+	// DPoPSigningAlgValuesSupported: the authorization server issues
+	// DPoP-bound tokens to proofs signed with these (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
 	clientMetadata
 }
 
@@ -49,7 +52,13 @@ const (
 		"absolute https (a relative resource_metadata is not resolved against anything)"
 	hintPKCE = "the authorization server does not list S256 in code_challenge_methods_supported; " +
 		"sign-in needs PKCE S256"
-	hintEndpointMissing  = "the authorization server metadata lacks authorization_endpoint or token_endpoint; they are never guessed"
+	hintEndpointMissing = "the authorization server metadata lacks authorization_endpoint or token_endpoint; they are never guessed"
+	hintIssPromised     = "the authorization server promises iss in its redirect (RFC 9207): a redirect without it, " +
+		"or naming another issuer, is refused (sign_in_issuer_mismatch)"
+	hintIssNotPromised = "the authorization server does not promise iss in its redirect (RFC 9207): a redirect that " +
+		"carries one must name exactly its issuer (sign_in_issuer_mismatch)"
+	hintDPoP = "the authorization server issues DPoP-bound tokens (RFC 9449, ES256): a sign-in binds them to a " +
+		"proof key kept beside them, and they are never sent as Bearer tokens"
 	hintEndpointInsecure = "an endpoint in the authorization server metadata is not an absolute https URL"
 )
 
@@ -156,9 +165,17 @@ func (d *discovery) run(ctx context.Context, ch Challenge) (*endpoints, error) {
 		return nil, err
 	}
 
-	e := &endpoints{resource: resource, origin: origin}
+	e := &endpoints{resource: resource, indicator: resource, origin: origin}
 	if rm != nil {
 		e.scopes = scopeTokens(rm.ScopesSupported)
+		// The resource indicator is the metadata's resource exactly as it
+		// publishes it (it was checked to identify this server, or its
+		// origin at the root location): an authorization server that
+		// compares strings gets back what it published.
+		e.indicator = rm.Resource
+		if d.rep != nil {
+			d.rep.Resource = projectURL(rm.Resource)
+		}
 	}
 	if len(ch.Scope) > 0 {
 		e.scopes = slices.Clone(ch.Scope)
@@ -517,6 +534,15 @@ func (d *discovery) checkServerMetadata(sm *serverMetadata, e *endpoints) error 
 	d.rep.add(Step{Check: CheckEndpoints, Outcome: OutcomeOK})
 	e.issuer = sm.Issuer
 	e.issParameter = sm.ISSParameterSupported
+	if e.issParameter {
+		d.rep.add(Step{Check: CheckIssuerParameter, Outcome: OutcomeOK, Hint: hintIssPromised})
+	} else {
+		d.rep.add(Step{Check: CheckIssuerParameter, Outcome: OutcomeOK, Hint: hintIssNotPromised})
+	}
+	e.dpop = slices.Contains(sm.DPoPSigningAlgValuesSupported, dpopAlg)
+	if e.dpop {
+		d.rep.add(Step{Check: CheckDPoP, Outcome: OutcomeOK, Hint: hintDPoP})
+	}
 	e.offlineAccess = slices.Contains(sm.ScopesSupported, "offline_access")
 	sm.clientMetadata.fill(e)
 	return nil

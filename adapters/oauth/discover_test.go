@@ -490,9 +490,17 @@ func TestDiscoverChallenge(t *testing.T) {
 			},
 		},
 		{
-			name:      "non-Bearer challenge is ignored",
+			name:      "DPoP challenge is followed",
 			setup:     func(f *discoverFixture) { f.mcp.handle(linkPath, jsonHandler(resourceDoc())) },
 			challenge: `DPoP resource_metadata="` + link + `"`,
+			check: func(t *testing.T, f *discoverFixture, _ *endpoints) {
+				assertHits(t, f.mcp, map[string]int{linkPath: 1, prPath: 0})
+			},
+		},
+		{
+			name:      "challenge of another scheme is ignored",
+			setup:     func(f *discoverFixture) { f.mcp.handle(linkPath, jsonHandler(resourceDoc())) },
+			challenge: `Basic resource_metadata="` + link + `"`,
 			check: func(t *testing.T, f *discoverFixture, _ *endpoints) {
 				assertHits(t, f.mcp, map[string]int{linkPath: 0, prPath: 1})
 			},

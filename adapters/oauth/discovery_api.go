@@ -51,16 +51,29 @@ func (c *Client) prepare(ctx context.Context, s Server, rep *Report, challenge s
 			ev.challenge = ch
 		}
 	}
+	if key != "" && len(ev.stepUp) == 0 {
+		// A step-up another process saw (or this one, before a sign-in
+		// that did not finish) is kept beside the credential.
+		ev.stepUp = c.savedStepUp(ctx, key)
+	}
 	ep, err := c.discoverWith(ctx, s, ev.challenge, rep)
 	if err != nil {
 		return nil, &DiscoveryError{Err: err, Report: rep}
 	}
 	var granted []string
+	rec, _ := c.load(ctx, s.ID, ep.resource)
 	if len(ev.stepUp) > 0 {
-		if rec, err := c.load(ctx, s.ID, ep.resource); err == nil && rec != nil {
+		ep.stepUp = true
+		if rec != nil {
 			granted = scopeList(rec.Scope)
+			ev.requested = appendNew(ev.requested, rec.Requested...)
 		}
 	}
 	ep.request = signInScopes(s, ep, ev, granted)
+	if rec != nil && rec.Issuer != ep.issuer {
+		rep.add(Step{Check: CheckAuthorizationServerChange, URL: projectURL(rec.Issuer), Outcome: OutcomeOK,
+			Hint: "the stored sign-in came from this authorization server, which the server no longer names: " +
+				"the next sign-in deletes it and signs in (registering anew) at " + projectURL(ep.issuer)})
+	}
 	return ep, nil
 }

@@ -4,10 +4,13 @@ import "net/url"
 
 // endpoints is what discovery established, and checked, for one server.
 type endpoints struct {
-	// resource is the server's canonical URL (the RFC 8707 resource
-	// indicator) and origin its origin.
-	resource string
-	origin   string
+	// resource is the server's canonical URL (the identity its
+	// credential is stored under) and origin its origin; indicator is the
+	// RFC 8707 resource indicator sent: the protected-resource metadata's
+	// resource exactly as published, else resource.
+	resource  string
+	indicator string
+	origin    string
 	// issuer is the authorization server's issuer identifier, exactly as
 	// its metadata names it.
 	issuer string
@@ -20,6 +23,9 @@ type endpoints struct {
 	// issParameter is authorization_response_iss_parameter_supported: the
 	// redirect must then carry iss (RFC 9207).
 	issParameter bool
+	// dpop: the authorization server lists ES256 in
+	// dpop_signing_alg_values_supported (RFC 9449 §5.1).
+	dpop bool
 	// offlineAccess is whether the authorization server lists
 	// offline_access in its scopes_supported. request is what an
 	// interactive sign-in asks for (signInScopes); scopes below is the
@@ -29,6 +35,9 @@ type endpoints struct {
 	request       []string
 	// scopes is the scopes_supported of the protected-resource metadata.
 	scopes []string
+	// stepUp: a step-up was pending when the sign-in's scopes were chosen
+	// (request takes it in).
+	stepUp bool
 	// authMethods, signingAlgs and cimd are what the authorization server
 	// says of client authentication (see clientMetadata).
 	authMethods []string

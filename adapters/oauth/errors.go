@@ -79,9 +79,22 @@ const (
 	// ReasonTokenRefused (AuthRefused): the token endpoint refused the code.
 	ReasonTokenRefused = "token_refused"
 	// ReasonTokenResponseInvalid (Protocol): a token response lacks an
-	// access token, has a token type other than Bearer, or a malformed
+	// access token, has a token type other than the one asked for (Bearer,
+	// or DPoP with a proof: see ReasonDPoPDowngrade), or a malformed
 	// expires_in.
 	ReasonTokenResponseInvalid = "token_response_invalid"
+	// ReasonTokenMalformed (Protocol): a token response's access token is
+	// empty or holds a byte an Authorization header cannot carry (a space,
+	// CR, LF, NUL, ESC, anything outside visible ASCII), or its refresh
+	// token one outside printable ASCII. Nothing is stored: the token
+	// could never be sent.
+	ReasonTokenMalformed = "token_malformed"
+	// ReasonTokenTooLarge (Refused): a token response's access token is
+	// larger than MaxAccessTokenBytes or its refresh token than
+	// MaxRefreshTokenBytes, or the credential is larger than the token
+	// store keeps (ports.ErrValueTooLarge). Nothing is stored; retrying
+	// cannot help.
+	ReasonTokenTooLarge = "token_too_large"
 
 	// ReasonSignInRequired (AuthRequired): there is no credential for this
 	// server, or its refresh token was refused (invalid_grant): the user

@@ -1,7 +1,9 @@
 package oauth
 
 import (
+	"context"
 	"slices"
+	"time"
 
 	"github.com/mcpward/mcpward/core/refusal"
 )
@@ -142,20 +144,45 @@ func signInScopes(s Server, e *endpoints, ev evidence, granted []string) []strin
 	return scopes
 }
 
+// Bounds of step-ups.
+const (
+	// maxStepUps is how many sign-ins in a row may answer a step-up
+	// within stepUpWindow; the next insufficient_scope is final
+	// (ReasonStepUpLimit), so a server that keeps asking for more cannot
+	// hold the user in a loop of sign-ins.
+	maxStepUps = 3
+	// stepUpWindow is how recent the credential a step-up sign-in replaces
+	// must be for the sign-in to count as one more in a row.
+	stepUpWindow = 10 * time.Minute
+)
+
+// ReasonStepUpLimit (AuthRefused): the server refused the token for
+// insufficient scope after maxStepUps sign-ins in a row that each asked
+// for the scopes it named: signing in again would not end it.
+const ReasonStepUpLimit = "step_up_limit"
+
 // stepUp decides on a refusal for insufficient scope of the credential
-// whose granted scope is granted (its "scope", split; nil when the token
-// endpoint named none) at key: when the challenge names scopes that are
-// neither granted nor, with no granted scope known, requested before, it
-// records the step-up and returns a *StepUpError carrying the scopes the
-// next sign-in requests; otherwise (no scope named, or nothing new to ask
-// for, or more than maxScopes in all) Class AuthRefused,
-// ReasonInsufficientScope: signing in again would ask for the same thing,
-// or a server keeps asking for more.
-func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []string) error {
+// rec (nil when unknown) at key: when the challenge names scopes that are
+// neither granted (rec's scope) nor, with no granted scope known,
+// requested before (by this process's last sign-in, or the one rec
+// records), it records the step-up, in this process and beside the
+// credential in the store (so a sign-in by another process asks for it),
+// and returns a *StepUpError carrying the scopes the next sign-in requests;
+// otherwise Class AuthRefused: ReasonStepUpLimit after maxStepUps step-up
+// sign-ins in a row, else ReasonInsufficientScope (no scope named, or
+// nothing new to ask for, or more than maxScopes in all): signing in again
+// would ask for the same thing, or a server keeps asking for more.
+func (c *Client) stepUp(ctx context.Context, key, server, origin string, ch Challenge, rec *record) error {
 	ev := c.evidenceOf(key)
+	var granted, requested []string
+	requested = ev.requested
+	if rec != nil {
+		granted = scopeList(rec.Scope)
+		requested = appendNew(slices.Clone(requested), rec.Requested...)
+	}
 	have := granted
 	if len(have) == 0 {
-		have = ev.requested
+		have = requested
 	}
 	missing := false
 	for _, sc := range ch.Scope {
@@ -163,11 +190,15 @@ func (c *Client) stepUp(key, server, origin string, ch Challenge, granted []stri
 			missing = true
 		}
 	}
-	scopes := appendNew(appendNew(appendNew(nil, ev.requested...), granted...), ch.Scope...)
+	scopes := appendNew(appendNew(appendNew(nil, requested...), granted...), ch.Scope...)
 	if !missing || len(scopes) > maxScopes {
 		return refuse(refusal.AuthRefused, ReasonInsufficientScope, server, origin)
 	}
+	if rec != nil && rec.StepUps >= maxStepUps {
+		return refuse(refusal.AuthRefused, ReasonStepUpLimit, server, origin)
+	}
 	c.record(key, ch)
+	c.saveStepUp(ctx, key, scopes)
 	return &StepUpError{Err: refuse(refusal.AuthRequired, ReasonStepUpRequired, server, origin), Scopes: scopes}
 }
 

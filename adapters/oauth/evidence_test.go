@@ -165,11 +165,14 @@ func TestAuthenticatorRecordsChallenge(t *testing.T) {
 			a, _ := tokAuth(t, e.c, s)
 			e.as.handle("/custom", jsonHandler(e.as.defaultResourceMeta()))
 			_, _ = a.Refused(context.Background(), tokRefusal(a, tt.status, `Bearer error="invalid_token", resource_metadata="`+e.as.URL()+`/custom"`))
+			// A 401 reads the metadata the challenge names (has the server
+			// moved?); then discovery follows the recorded link.
+			custom, pr := e.as.count("/custom"), e.as.count(prPath)
 			_, err := e.c.Discover(context.Background(), s)
 			require.NoError(t, err)
 			want := map[bool]int{true: 1, false: 0}[tt.used]
-			assert.Equal(t, want, e.as.count("/custom"))
-			assert.Equal(t, 1-want, e.as.count(prPath))
+			assert.Equal(t, want, e.as.count("/custom")-custom)
+			assert.Equal(t, 1-want, e.as.count(prPath)-pr)
 		})
 	}
 }
@@ -336,8 +339,9 @@ func TestRefuses20250326BackCompat(t *testing.T) {
 
 // TestRootMetadataTokenBoundToServer: two servers on one origin share the
 // root-location metadata (which describes the origin); a sign-in to /a
-// sends /a as the resource indicator on authorization and token requests,
-// and stores nothing for /b.
+// sends the resource indicator exactly as the metadata publishes it (the
+// origin) on authorization and token requests, keeps it for the refresh,
+// and stores nothing for /b: the credential stays bound to /a.
 func TestRootMetadataTokenBoundToServer(t *testing.T) {
 	e := newEnv(t)
 	e.as.set(func(f *fakeAS) {
@@ -349,8 +353,13 @@ func TestRootMetadataTokenBoundToServer(t *testing.T) {
 	p := siBegin(t, e, a)
 	require.Equal(t, http.StatusOK, browse(t, e.as.ts, p.URL()))
 	require.NoError(t, p.Wait(context.Background()))
-	assert.Equal(t, e.as.URL()+"/a", siLastAuth(e).Get("resource"))
-	assert.Equal(t, e.as.URL()+"/a", siLastToken(e).Get("resource"))
+	assert.Equal(t, e.as.URL(), siLastAuth(e).Get("resource"))
+	assert.Equal(t, e.as.URL(), siLastToken(e).Get("resource"))
+	rec, err := e.c.load(context.Background(), "srv", e.as.URL()+"/a")
+	require.NoError(t, err)
+	_, err = e.c.refresh(context.Background(), rec)
+	require.NoError(t, err)
+	assert.Equal(t, e.as.URL(), siLastToken(e).Get("resource"), "the refresh sends what the sign-in sent")
 	st, err := e.c.Status(context.Background(), Server{ID: "srv", URL: e.as.URL() + "/b"})
 	require.NoError(t, err)
 	assert.Equal(t, SignedOut, st)
@@ -393,11 +402,11 @@ func TestSaveChallenge(t *testing.T) {
 			scopes: []string{"mcp.read", "mcp.write"},
 		},
 		{
-			name: "step-up not saved",
+			name: "step-up saved, not its link",
 			setup: func(t *testing.T, e *testEnv, s Server, _ *Client) {
 				require.NoError(t, e.c.SaveChallenge(context.Background(), s, Challenge{Status: 403, Error: "insufficient_scope", ResourceMetadata: custom(e), Scope: []string{"x"}}))
 			},
-			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write"},
+			wellKnown: 1, scopes: []string{"mcp.read", "mcp.write", "x"},
 		},
 		{
 			name: "unreadable saved value ignored",

@@ -61,6 +61,7 @@ type fakeAS struct {
 	lastToken url.Values // the last token request's form
 
 	fakeClients // client authentication, headless grants, the IdP
+	fakeDPoP    // DPoP at the token endpoint
 }
 
 // codeInfo is what an authorization code was issued for.
@@ -76,6 +77,7 @@ func newFakeAS(t testing.TB) *fakeAS {
 		expiresIn: 3600, rotate: true, advertiseIss: true, issInRedirect: true,
 	}
 	f.fakeClients = newFakeClients(t)
+	f.fakeDPoP = newFakeDPoP()
 	f.ts = httptest.NewTLSServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.ts.Close)
 	return f
@@ -144,6 +146,9 @@ func (f *fakeAS) defaultServerMeta() map[string]any {
 	}
 	if f.advertiseIss {
 		m["authorization_response_iss_parameter_supported"] = true
+	}
+	if f.dpopAlgs != nil {
+		m["dpop_signing_alg_values_supported"] = f.dpopAlgs
 	}
 	f.clientMeta(m)
 	return m
@@ -239,15 +244,22 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	f.lastToken = form
 	delay := f.refreshDelay
 	f.mu.Unlock()
+	jkt, ok := f.tokenProof(w, r)
+	if !ok {
+		return
+	}
 	clientID, ok := f.authenticate(w, r)
 	if !ok {
 		return
 	}
 	switch form.Get("grant_type") {
 	case grantClientCredentials:
-		f.issueHeadless(w, false)
+		f.issueHeadless(w, false, jkt)
 	case grantJWTBearer:
-		f.jwtBearer(w, form, clientID)
+		if f.workloadGrant(w, form, jkt) {
+			return
+		}
+		f.jwtBearer(w, form, clientID, jkt)
 	case "authorization_code":
 		f.mu.Lock()
 		info, ok := f.codes[form.Get("code")]
@@ -260,38 +272,47 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "bad code " + canary})
 			return
 		}
-		f.issue(w, "")
+		f.issue(w, "", jkt)
 	case "refresh_token":
 		if delay > 0 {
 			time.Sleep(delay)
 		}
 		f.mu.Lock()
 		live := f.refreshes[form.Get("refresh_token")]
+		boundTo := f.bound[form.Get("refresh_token")]
 		f.mu.Unlock()
 		if !live {
 			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "spent " + canary})
 			return
 		}
-		f.issue(w, form.Get("refresh_token"))
+		if boundTo != jkt {
+			// RFC 9449 §5: a public client's refresh token is bound to its key.
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_dpop_proof", "error_description": canary})
+			return
+		}
+		f.issue(w, form.Get("refresh_token"), jkt)
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 	}
 }
 
 // issue answers with fresh tokens; spent is the refresh token being used
-// (rotated away when f.rotate).
-func (f *fakeAS) issue(w http.ResponseWriter, spent string) {
+// (rotated away when f.rotate), jkt the thumbprint of the DPoP key they are
+// bound to ("" for Bearer tokens).
+func (f *fakeAS) issue(w http.ResponseWriter, spent, jkt string) {
 	f.mu.Lock()
 	f.seq++
 	access := fmt.Sprintf("at-%s-%d", canary, f.seq)
 	f.access[access] = true
-	body := map[string]any{"access_token": access, "token_type": "Bearer"}
+	body := map[string]any{"access_token": access, "token_type": f.tokenType(jkt)}
+	f.bound[access] = jkt
 	if f.expiresIn > 0 {
 		body["expires_in"] = f.expiresIn
 	}
 	if spent == "" || f.rotate {
 		refresh := fmt.Sprintf("rt-%s-%d", canary, f.seq)
 		f.refreshes[refresh] = true
+		f.bound[refresh] = jkt
 		body["refresh_token"] = refresh
 		if spent != "" {
 			delete(f.refreshes, spent)

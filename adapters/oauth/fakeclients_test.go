@@ -140,13 +140,15 @@ func (f *fakeAS) authenticate(w http.ResponseWriter, r *http.Request) (clientID 
 }
 
 // issueHeadless answers a headless grant with an access token, and a
-// refresh token when refresh.
-func (f *fakeAS) issueHeadless(w http.ResponseWriter, refresh bool) {
+// refresh token when refresh, bound to the DPoP key of thumbprint jkt when
+// not "".
+func (f *fakeAS) issueHeadless(w http.ResponseWriter, refresh bool, jkt string) {
 	f.mu.Lock()
 	f.seq++
 	access := fmt.Sprintf("cc-%s-%d", canary, f.seq)
 	f.access[access] = true
-	body := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": f.expiresIn}
+	f.bound[access] = jkt
+	body := map[string]any{"access_token": access, "token_type": f.tokenType(jkt), "expires_in": f.expiresIn}
 	if refresh {
 		rt := fmt.Sprintf("rt-%s-%d", canary, f.seq)
 		f.refreshes[rt] = true
@@ -159,7 +161,7 @@ func (f *fakeAS) issueHeadless(w http.ResponseWriter, refresh bool) {
 // jwtBearer serves the RFC 7523 grant of an ID-JAG: signed by the IdP,
 // typ oauth-id-jag+jwt, aud this issuer, resource the MCP endpoint and
 // client_id the authenticated client.
-func (f *fakeAS) jwtBearer(w http.ResponseWriter, form url.Values, clientID string) {
+func (f *fakeAS) jwtBearer(w http.ResponseWriter, form url.Values, clientID, jkt string) {
 	bad := func() {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": canary})
 	}
@@ -182,7 +184,7 @@ func (f *fakeAS) jwtBearer(w http.ResponseWriter, form url.Values, clientID stri
 		bad()
 		return
 	}
-	f.issueHeadless(w, false)
+	f.issueHeadless(w, false, jkt)
 }
 
 // idpToken is the IdP's token endpoint: the RFC 8693 exchange of its

@@ -68,12 +68,12 @@ type ClientCredentials struct {
 	Alg string
 }
 
-// CrossApp is what a cross-app access sign-in (Identity Assertion
-// Authorization Grant, the MCP enterprise-managed authorization) needs
-// besides the server: the user's identity assertion from the enterprise
-// IdP, where to exchange it, and the client at the MCP server's
-// authorization server.
-type CrossApp struct {
+// EnterpriseManaged is what an enterprise-managed sign-in (MCP
+// "Enterprise-Managed Authorization", SEP-990: the Identity Assertion
+// Authorization Grant, also called cross-app access) needs besides the
+// server: the user's identity assertion from the enterprise IdP, where to
+// exchange it, and the client at the MCP server's authorization server.
+type EnterpriseManaged struct {
 	// IdPTokenEndpoint is the IdP's token endpoint (absolute https).
 	IdPTokenEndpoint string
 	// SubjectToken is the user's ID token (or other assertion) from the
@@ -89,6 +89,12 @@ type CrossApp struct {
 	// Client is this client at the MCP server's authorization server.
 	Client ClientCredentials
 }
+
+// CrossApp is the former name of EnterpriseManaged.
+//
+// Deprecated: use EnterpriseManaged, the name the MCP specification gives
+// the flow.
+type CrossApp = EnterpriseManaged
 
 // SignInClientCredentials signs in to s with no user: the client
 // credentials grant (OAuth 2.1 §4.2) at the token endpoint discovery finds,
@@ -118,37 +124,48 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 	if err != nil {
 		return err
 	}
-	scope := c.headlessScope(s, ep)
-	params := url.Values{"grant_type": {grantClientCredentials}, "resource": {ep.resource}}
-	if scope != "" {
-		params.Set("scope", scope)
+	if err := c.migrate(ctx, s, ep); err != nil {
+		return err
 	}
-	tok, _, err := c.tokenRequest(ctx, s.ID, ep.token, auth, ep.issuer, params)
+	key, err := c.signInKey(s, ep)
 	if err != nil {
 		return err
 	}
-	rec := newRecord(s, ep, auth.id)
+	scope := c.headlessScope(s, ep)
+	params := url.Values{"grant_type": {grantClientCredentials}, "resource": {ep.indicator}}
+	if scope != "" {
+		params.Set("scope", scope)
+	}
+	tok, _, err := c.tokenRequest(ctx, s.ID, ep.token, auth, ep.issuer, params, key)
+	if err != nil {
+		return err
+	}
+	rec := c.newCredential(ctx, s, ep, auth.id)
+	rec.Requested = scopeList(scope)
 	rec.Grant = grantClientCredentials
 	rec.Scope = scope
-	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String())); err != nil {
+	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String()), key); err != nil {
 		return err
 	}
 	if err := c.saveClient(ctx, cr); err != nil {
 		return err
 	}
-	return c.saveLocked(ctx, rec)
+	return c.saveLocked(ctx, rec, key)
 }
 
-// SignInCrossApp signs in to s with the user's identity from an enterprise
-// IdP, without a browser: it exchanges x.SubjectToken at the IdP (RFC 8693:
+// SignInEnterpriseManaged signs in to s with the user's identity from an
+// enterprise IdP, without a browser (MCP Enterprise-Managed Authorization,
+// SEP-990): it exchanges x.SubjectToken at the IdP (RFC 8693:
 // requested_token_type TokenTypeIDJAG, audience the issuer of s's
-// authorization server, resource s's canonical URL, scope as
+// authorization server, resource the resource indicator of s, scope as
 // SignInClientCredentials) for an Identity Assertion JWT Authorization
-// Grant, then presents it at s's token endpoint with the JWT bearer grant
-// (RFC 7523 §2.1), the client authenticated with x.Client. The tokens and
-// the client registration are stored as SignInClientCredentials stores
-// them; the grant and the subject token are not stored, so an expired
-// access token without a refresh token needs a new sign-in.
+// Grant (ID-JAG), then presents it at s's token endpoint with the
+// JWT-bearer grant (RFC 7523 §2.1), the client authenticated with x.Client
+// (and a DPoP proof when the authorization server advertises DPoP). The
+// tokens and the client registration are stored as
+// SignInClientCredentials stores them; the grant and the subject token are
+// not stored, so an expired access token without a refresh token needs a
+// new sign-in.
 //
 // Errors: Config ReasonCrossAppInvalid; those of SignInClientCredentials
 // before the request; Transient/Refused ones of the IdP request as
@@ -156,7 +173,7 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 // the IdP; Protocol ReasonTokenExchangeInvalid for any other answer that is
 // not 200 with an ID-JAG; then those of Client.tokenRequest, fillToken and
 // the store. Safe for concurrent use.
-func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error {
+func (c *Client) SignInEnterpriseManaged(ctx context.Context, s Server, x EnterpriseManaged) error {
 	if x.SubjectToken == "" {
 		return refuse(refusal.Config, ReasonCrossAppInvalid, s.ID, "")
 	}
@@ -178,33 +195,49 @@ func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error
 	if err != nil {
 		return err
 	}
+	if err := c.migrate(ctx, s, ep); err != nil {
+		return err
+	}
+	key, err := c.signInKey(s, ep)
+	if err != nil {
+		return err
+	}
 	scope := c.headlessScope(s, ep)
 	grant, err := c.exchangeForGrant(ctx, s.ID, idp, x, ep, scope)
 	if err != nil {
 		return err
 	}
-	params := url.Values{"grant_type": {grantJWTBearer}, "assertion": {grant}, "resource": {ep.resource}}
+	params := url.Values{"grant_type": {grantJWTBearer}, "assertion": {grant}, "resource": {ep.indicator}}
 	if scope != "" {
 		params.Set("scope", scope)
 	}
-	tok, _, err := c.tokenRequest(ctx, s.ID, ep.token, auth, ep.issuer, params)
+	tok, _, err := c.tokenRequest(ctx, s.ID, ep.token, auth, ep.issuer, params, key)
 	if err != nil {
 		return err
 	}
-	rec := newRecord(s, ep, auth.id)
-	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String())); err != nil {
+	rec := c.newCredential(ctx, s, ep, auth.id)
+	rec.Requested = scopeList(scope)
+	if err := fillToken(tok, rec, c.now(), s.ID, c.urls.origin(ep.token.String()), key); err != nil {
 		return err
 	}
 	if err := c.saveClient(ctx, cr); err != nil {
 		return err
 	}
-	return c.saveLocked(ctx, rec)
+	return c.saveLocked(ctx, rec, key)
+}
+
+// SignInCrossApp is SignInEnterpriseManaged.
+//
+// Deprecated: use SignInEnterpriseManaged, the name the MCP specification
+// gives the flow.
+func (c *Client) SignInCrossApp(ctx context.Context, s Server, x CrossApp) error {
+	return c.SignInEnterpriseManaged(ctx, s, x)
 }
 
 // exchangeForGrant is the RFC 8693 token exchange at the IdP: this step is
 // not in golang.org/x/oauth2. It returns the ID-JAG. Errors are
 // SignInCrossApp's for this step.
-func (c *Client) exchangeForGrant(ctx context.Context, server string, idp *url.URL, x CrossApp, ep *endpoints, scope string) (string, error) {
+func (c *Client) exchangeForGrant(ctx context.Context, server string, idp *url.URL, x EnterpriseManaged, ep *endpoints, scope string) (string, error) {
 	subjectType := x.SubjectTokenType
 	if subjectType == "" {
 		subjectType = TokenTypeIDToken
@@ -213,7 +246,7 @@ func (c *Client) exchangeForGrant(ctx context.Context, server string, idp *url.U
 		"grant_type":           {grantTokenExchange},
 		"requested_token_type": {TokenTypeIDJAG},
 		"audience":             {ep.issuer},
-		"resource":             {ep.resource},
+		"resource":             {ep.indicator},
 		"subject_token":        {x.SubjectToken},
 		"subject_token_type":   {subjectType},
 	}
@@ -373,7 +406,11 @@ func (c *Client) headlessScope(s Server, ep *endpoints) string {
 // newRecord returns the credential of s from ep's authorization server for
 // clientID, without tokens yet.
 func newRecord(s Server, ep *endpoints, clientID string) *record {
-	rec := &record{Server: s.ID, Resource: ep.resource, Issuer: ep.issuer, TokenEndpoint: ep.token.String(), ClientID: clientID}
+	rec := &record{Server: s.ID, Resource: ep.resource, Issuer: ep.issuer, TokenEndpoint: ep.token.String(), ClientID: clientID,
+		Requested: slices.Clone(ep.request)}
+	if ep.indicator != ep.resource {
+		rec.Indicator = ep.indicator
+	}
 	if ep.revocation != nil {
 		rec.RevocationEndpoint = ep.revocation.String()
 	}

@@ -182,13 +182,13 @@ func TestClientCredentialsRenewalRefused(t *testing.T) {
 }
 
 // xaa returns a CrossApp that the fake accepts.
-func xaa(e *testEnv) CrossApp {
+func xaa(e *testEnv) EnterpriseManaged {
 	var subject, client string
 	e.as.set(func(f *fakeAS) {
 		subject, client = f.subjectToken, f.xaaClient
 		f.secrets[client] = "xaa-secret-" + canary
 	})
-	return CrossApp{
+	return EnterpriseManaged{
 		IdPTokenEndpoint: e.as.URL() + "/idp/token", SubjectToken: subject, IdPClientID: "idp-client",
 		Client: ClientCredentials{ClientID: client, Secret: "xaa-secret-" + canary},
 	}
@@ -199,7 +199,7 @@ func TestCrossApp(t *testing.T) {
 	e.as.set(func(f *fakeAS) { f.authMethods = []string{AuthClientSecretBasic} })
 	s := e.as.server("srv")
 	x := xaa(e)
-	require.NoError(t, e.c.SignInCrossApp(context.Background(), s, x))
+	require.NoError(t, e.c.SignInEnterpriseManaged(context.Background(), s, x))
 	var exch map[string][]string
 	var used string
 	e.as.set(func(f *fakeAS) { exch, used = f.lastExchange, f.lastMethod })
@@ -255,7 +255,7 @@ func TestCrossAppRefusals(t *testing.T) {
 			e := newEnv(t)
 			x := xaa(e)
 			tt.edit(e, &x)
-			err := e.c.SignInCrossApp(context.Background(), e.as.server("srv"), x)
+			err := e.c.SignInEnterpriseManaged(context.Background(), e.as.server("srv"), x)
 			siRequire(t, err, tt.class, tt.reason)
 			clRequireClean(t, err)
 			assert.Zero(t, e.as.count("/elsewhere"))
@@ -382,7 +382,11 @@ func TestTokenResponseShapes(t *testing.T) {
 	}{
 		{"json", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":60}`, time.Minute, true},
 		{"json without expiry", "application/json", `{"access_token":"a","token_type":"bearer"}`, 0, true},
-		{"json string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, 0, false},
+		{"json string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, time.Minute, true},
+		{"json empty string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":""}`, 0, false},
+		{"json signed string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"+60"}`, 0, false},
+		{"json fractional string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"60.5"}`, 0, false},
+		{"json huge string expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":"99999999999"}`, 0, false},
 		{"json huge expiry", "application/json", `{"access_token":"a","token_type":"Bearer","expires_in":1e12}`, 0, false},
 		{"form", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer&expires_in=60`, time.Minute, true},
 		{"form without expiry", "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, 0, true},
@@ -444,7 +448,7 @@ func TestHeadlessOverLoopbackHTTP(t *testing.T) {
 	t.Run("cross-app", func(t *testing.T) {
 		e := newLoopbackEnv(t, true)
 		e.as.set(func(f *fakeAS) { f.clock, f.authMethods = e.now.Now, []string{AuthClientSecretBasic} })
-		require.NoError(t, e.c.SignInCrossApp(context.Background(), e.as.server("srv"), xaa(e)))
+		require.NoError(t, e.c.SignInEnterpriseManaged(context.Background(), e.as.server("srv"), xaa(e)))
 		siStored(t, e, "srv")
 	})
 	t.Run("refused without the option", func(t *testing.T) {
@@ -454,4 +458,19 @@ func TestHeadlessOverLoopbackHTTP(t *testing.T) {
 		require.Error(t, err)
 		assert.Zero(t, e.as.count("/token"))
 	})
+}
+
+// TestSignInCrossAppAlias: the former names still sign in.
+func TestSignInCrossAppAlias(t *testing.T) {
+	e := newEnv(t)
+	var x CrossApp = xaa(e)
+	require.NoError(t, e.c.SignInCrossApp(context.Background(), e.as.server("srv"), x))
+	assert.Equal(t, SignedIn, must(e.c.Status(context.Background(), e.as.server("srv"))))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

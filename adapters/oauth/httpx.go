@@ -53,7 +53,8 @@ func (c *Client) postJSON(ctx context.Context, server string, u *url.URL, v any)
 }
 
 // do sends req through the origin's client with redirects refused and reads
-// at most c.maxBody bytes of the answer.
+// at most c.maxBody bytes of the answer, all of it within
+// Options.RequestTimeout.
 //
 // Errors (each naming server and the request's origin, nothing else):
 // Config ReasonURLInvalid for a URL that is not https; the ClientFunc's
@@ -77,6 +78,9 @@ func (c *Client) do(ctx context.Context, server string, req *http.Request) (*res
 	}
 	cl := *hc
 	cl.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req = req.WithContext(ctx)
 	req.Header.Set("Accept", "application/json")
 	resp, err := cl.Do(req)
 	if err != nil {

@@ -78,7 +78,7 @@ func TestDo(t *testing.T) {
 			assert.Equal(t, tt.class, re.Class)
 			assert.Equal(t, tt.reason, re.Reason)
 			assert.Equal(t, "srv", re.Server)
-			assert.Equal(t, e.as.URL(), strings.Replace(re.Origin, ":443", "", 1), "names the origin")
+			assert.Equal(t, e.as.URL(), strings.TrimSuffix(re.Origin, ":443"), "names the origin")
 		})
 	}
 	assert.Zero(t, e.as.count("/target"), "a redirect is never followed")

@@ -40,6 +40,12 @@ type Server struct {
 	// must be an https URL at one of the RFC 8414 or OpenID Connect
 	// discovery locations of the issuer its metadata names.
 	MetadataURL string
+	// DisableDPoP turns DPoP (RFC 9449) off for this server: its tokens
+	// are Bearer tokens even where the authorization server advertises
+	// DPoP. It is the host's choice, never a definition's; false (the
+	// default) binds the tokens to a proof key whenever the authorization
+	// server lists ES256 in dpop_signing_alg_values_supported.
+	DisableDPoP bool
 }
 
 // ClientFunc returns the http.Client for requests to u's origin: for a
@@ -65,6 +71,19 @@ const (
 	// store costs tens of microseconds on files and a D-Bus round trip on
 	// a keychain, for every request; BENCHMARKS.md has the figures.
 	DefaultCacheTTL = time.Second
+	// DefaultRequestTimeout is the default of Options.RequestTimeout.
+	DefaultRequestTimeout = 30 * time.Second
+)
+
+// Application types of a dynamic client registration (OpenID Connect
+// Dynamic Client Registration 1.0 §2, MCP SEP-837).
+const (
+	// ApplicationNative: a client on the user's device whose redirect URI
+	// is a loopback one; the default.
+	ApplicationNative = "native"
+	// ApplicationWeb: a client running on a web server, whose redirect
+	// URIs are https ones. Only a host that is one says so.
+	ApplicationWeb = "web"
 )
 
 // Options configures a Client. Client, Store and Locker are required; every
@@ -96,6 +115,15 @@ type Options struct {
 	// within CacheTTL, or at once when the server refuses the token
 	// (Refused always reads Store).
 	CacheTTL time.Duration
+	// RequestTimeout bounds every request of this package (metadata,
+	// registration, token, token exchange, revocation) from its start to
+	// the end of reading its answer; 0 means DefaultRequestTimeout. A
+	// request that runs out is Class Transient, "deadline_exceeded".
+	RequestTimeout time.Duration
+	// ApplicationType is the application_type of a dynamic registration:
+	// ApplicationNative (the default, for "") or ApplicationWeb. Any
+	// other value is refused by New.
+	ApplicationType string
 	// AllowLoopbackHTTP is for tests and the MCP conformance client only,
 	// never a deployment: it lets the MCP server URL and every URL of
 	// discovery, registration, tokens and revocation be http when its host
@@ -117,7 +145,12 @@ type Client struct {
 	maxBody     int64
 	clientName  string
 	cacheTTL    time.Duration
+	timeout     time.Duration
+	appType     string
 	urls        urlRule
+
+	nonces nonceCache // DPoP nonces of authorization servers, by origin
+	keys   keyCache   // parsed proof keys, by thumbprint
 
 	mu    sync.Mutex
 	cache map[string]cached // by storeKey
@@ -133,9 +166,11 @@ type cached struct {
 }
 
 // New returns a Client. It returns a *refusal.Error of Class Config,
-// Reason "oauth_options_invalid", when Client, Store or Locker is nil.
+// Reason "oauth_options_invalid", when Client, Store or Locker is nil, or
+// ApplicationType is not one of the Application... constants or "".
 func New(opts Options) (*Client, error) {
-	if opts.Client == nil || opts.Store == nil || opts.Locker == nil {
+	if opts.Client == nil || opts.Store == nil || opts.Locker == nil ||
+		(opts.ApplicationType != "" && opts.ApplicationType != ApplicationNative && opts.ApplicationType != ApplicationWeb) {
 		return nil, refusal.New(refusal.Config, "oauth_options_invalid", "")
 	}
 	c := &Client{
@@ -147,6 +182,8 @@ func New(opts Options) (*Client, error) {
 		maxBody:     opts.MaxResponseBytes,
 		clientName:  opts.ClientName,
 		cacheTTL:    opts.CacheTTL,
+		timeout:     opts.RequestTimeout,
+		appType:     opts.ApplicationType,
 		urls:        urlRule{loopbackHTTP: opts.AllowLoopbackHTTP},
 		cache:       map[string]cached{},
 		evidence:    map[string]evidence{},
@@ -165,6 +202,12 @@ func New(opts Options) (*Client, error) {
 	}
 	if c.cacheTTL == 0 {
 		c.cacheTTL = DefaultCacheTTL
+	}
+	if c.timeout <= 0 {
+		c.timeout = DefaultRequestTimeout
+	}
+	if c.appType == "" {
+		c.appType = ApplicationNative
 	}
 	return c, nil
 }

@@ -80,7 +80,7 @@ func TestSaveLocked(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	rec := &record{Server: "srv", Resource: e.as.MCP(), TokenEndpoint: e.as.URL() + "/token", AccessToken: "a"}
-	require.NoError(t, e.c.saveLocked(ctx, rec))
+	require.NoError(t, e.c.saveLocked(ctx, rec, nil))
 	assert.False(t, e.locker.Held(lockKey("srv", e.as.MCP())), "released")
 
 	unlock, err := e.locker.Lock(ctx, lockKey("srv", e.as.MCP()))
@@ -89,13 +89,13 @@ func TestSaveLocked(t *testing.T) {
 	defer cancel()
 	rec2 := *rec
 	rec2.AccessToken = "b"
-	assert.Equal(t, ReasonLockTimeout, refusal.ReasonOf(e.c.saveLocked(short, &rec2)), "a refresh holds the lock: nothing is saved")
+	assert.Equal(t, ReasonLockTimeout, refusal.ReasonOf(e.c.saveLocked(short, &rec2, nil)), "a refresh holds the lock: nothing is saved")
 	got, err := e.c.load(ctx, "srv", e.as.MCP())
 	require.NoError(t, err)
 	assert.Equal(t, "a", got.AccessToken)
 	require.NoError(t, unlock())
 
 	e.locker.Fail("Lock", ports.ErrUnavailable)
-	assert.Equal(t, ReasonStoreUnavailable, refusal.ReasonOf(e.c.saveLocked(ctx, &rec2)))
+	assert.Equal(t, ReasonStoreUnavailable, refusal.ReasonOf(e.c.saveLocked(ctx, &rec2, nil)))
 	e.locker.Clear()
 }

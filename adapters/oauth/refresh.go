@@ -26,12 +26,17 @@ import (
 //     token but from the client credentials grant, renewed by that grant),
 //     or it is Class AuthRequired, ReasonSignInRequired.
 //
-// The refresh is one request, through Client.tokenRequest, to the stored
-// TokenEndpoint only (never rediscovered; Class Refused,
-// ReasonInsecureEndpoint when it is not https) of grant_type=refresh_token,
-// refresh_token and resource (RFC 8707), the client authenticated as its
-// stored registration says (public, with the stored client id, when there
-// is none). Its answer:
+// The refresh is one request (two with a DPoP nonce), through
+// Client.tokenRequest, to the stored TokenEndpoint only (never
+// rediscovered; Class Refused, ReasonInsecureEndpoint when it is not
+// https) of grant_type=refresh_token, refresh_token and resource (RFC
+// 8707, as the sign-in sent it), the client authenticated as its stored
+// registration says (public, with the stored client id, when there is
+// none), with a DPoP proof of the credential's key when it is DPoP-bound
+// (Class AuthRequired ReasonProofKeyMissing when the key is gone). A
+// workload's credential is renewed by the JWT-bearer grant with a JWT
+// read again from its token file (see SignInWorkloadIdentity for the
+// checks and their refusals). Its answer:
 //
 //   - tokens: they are checked with fillToken (its Class Protocol
 //     refusals, credential kept), keeping the old refresh token when none
@@ -85,15 +90,32 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
+	var key *proofKey
+	if cur.dpop() {
+		if key, err = c.loadProofKey(ctx, cur); err != nil {
+			return nil, err
+		}
+	}
 	origin := c.urls.origin(cur.TokenEndpoint)
-	params := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {cur.RefreshToken}, "resource": {cur.Resource}}
-	if cur.RefreshToken == "" { // a client credentials grant, renewed
-		params = url.Values{"grant_type": {grantClientCredentials}, "resource": {cur.Resource}}
+	params := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {cur.RefreshToken}, "resource": {cur.indicator()}}
+	switch {
+	case cur.RefreshToken != "":
+	case cur.Grant == grantClientCredentials: // renewed by the same grant
+		params = url.Values{"grant_type": {grantClientCredentials}, "resource": {cur.indicator()}}
+		if cur.Scope != "" {
+			params.Set("scope", cur.Scope)
+		}
+	case cur.Grant == grantJWTBearer: // a workload's, renewed with its JWT read again
+		assertion, err := c.readWorkloadFile(cur, tokenURL)
+		if err != nil {
+			return nil, err
+		}
+		params = url.Values{"grant_type": {grantJWTBearer}, "assertion": {assertion}, "resource": {cur.indicator()}}
 		if cur.Scope != "" {
 			params.Set("scope", cur.Scope)
 		}
 	}
-	tok, code, err := c.tokenRequest(ctx, server, tokenURL, auth, cur.Issuer, params)
+	tok, code, err := c.tokenRequest(ctx, server, tokenURL, auth, cur.Issuer, params, key)
 	switch {
 	case err == nil:
 	case code == "invalid_grant" && cur.RefreshToken != "":
@@ -105,7 +127,7 @@ func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
 		return nil, err
 	}
 	next := *cur
-	if err := fillToken(tok, &next, c.now(), server, origin); err != nil {
+	if err := fillToken(tok, &next, c.now(), server, origin, key); err != nil {
 		return nil, err
 	}
 	return c.saveRefreshed(ctx, cur, &next)

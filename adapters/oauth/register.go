@@ -11,6 +11,7 @@ import (
 // using the authorization code grant with PKCE.
 type registrationRequest struct {
 	ClientName              string   `json:"client_name"`
+	ApplicationType         string   `json:"application_type"`
 	RedirectURIs            []string `json:"redirect_uris"`
 	GrantTypes              []string `json:"grant_types"`
 	ResponseTypes           []string `json:"response_types"`
@@ -23,14 +24,21 @@ type registrationResponse struct {
 	ClientID                string `json:"client_id"`
 	ClientSecret            string `json:"client_secret"`
 	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method"`
+	// ClientSecretExpiresAt is when the secret expires, in seconds since
+	// the epoch; 0 or absent means never (RFC 7591 §3.2.1).
+	ClientSecretExpiresAt float64 `json:"client_secret_expires_at"`
 }
 
 // register registers a client for redirectURI at ep.registration (RFC
-// 7591), asking for token_endpoint_auth_method none when the authorization
-// server supports it (else the secret method it supports), and returns the
-// registration: the client id, and the method the answer names (the one
-// asked for when it names none) with the client secret it needs. A secret
-// issued to a client registered as none is dropped. The caller stores it.
+// 7591), as the Options.ApplicationType application (OpenID Connect
+// Dynamic Client Registration application_type, MCP SEP-837: native for a
+// loopback redirect, unless the host says web), asking for
+// token_endpoint_auth_method none when the authorization server supports
+// it (else the secret method it supports), and returns the registration:
+// the client id, and the method the answer names (the one asked for when
+// it names none) with the client secret it needs and when that expires
+// (client_secret_expires_at). A secret issued to a client registered as
+// none is dropped. The caller stores it.
 //
 // Errors name s.ID and the registration endpoint's origin: Unsupported
 // ReasonRegistrationUnavailable when ep has no registration endpoint;
@@ -50,6 +58,7 @@ func (c *Client) register(ctx context.Context, s Server, resource string, ep *en
 	asked := registrationMethod(ep.authMethods)
 	resp, err := c.postJSON(ctx, s.ID, ep.registration, registrationRequest{
 		ClientName:              c.clientName,
+		ApplicationType:         c.appType,
 		RedirectURIs:            []string{redirectURI},
 		GrantTypes:              []string{grantAuthorizationCode, grantRefreshToken},
 		ResponseTypes:           []string{"code"},
@@ -85,6 +94,9 @@ func (c *Client) register(ctx context.Context, s Server, resource string, ep *en
 			return nil, refuse(refusal.Protocol, ReasonMetadataInvalid, s.ID, origin)
 		}
 		cr.ClientSecret = rr.ClientSecret
+		if rr.ClientSecretExpiresAt > 0 && rr.ClientSecretExpiresAt < 1e11 {
+			cr.SecretExpiresAt = int64(rr.ClientSecretExpiresAt)
+		}
 	default:
 		return nil, refuse(refusal.Unsupported, ReasonClientAuthUnsupported, s.ID, origin)
 	}

@@ -36,6 +36,7 @@ func TestRegisterRequestAndSecretDropped(t *testing.T) {
 	body := <-got
 	assert.Equal(t, map[string]any{
 		"client_name":                "host-app",
+		"application_type":           "native",
 		"redirect_uris":              []any{p.RedirectURI()},
 		"grant_types":                []any{"authorization_code", "refresh_token"},
 		"response_types":             []any{"code"},

@@ -42,6 +42,16 @@ const (
 	// CheckEndpoints: the authorization server names its authorization and
 	// token endpoints, all of them https.
 	CheckEndpoints = "endpoints"
+	// CheckIssuerParameter: whether the authorization server promises iss
+	// in its redirect (RFC 9207), and so what a redirect must carry.
+	CheckIssuerParameter = "iss_parameter"
+	// CheckDPoP: the authorization server issues DPoP-bound tokens (RFC
+	// 9449) that a sign-in binds to a proof key.
+	CheckDPoP = "dpop"
+	// CheckAuthorizationServerChange: the resource metadata no longer names
+	// the authorization server the stored credential came from; the
+	// credential is deleted before a sign-in at the new one.
+	CheckAuthorizationServerChange = "authorization_server_change"
 )
 
 // Step is one thing discovery tried, with JSON names for a host's output.
@@ -72,9 +82,9 @@ type Step struct {
 type Report struct {
 	// Server is the server id.
 	Server string `json:"server"`
-	// Resource is the server's canonical URL, projected: the resource
-	// indicator sent on authorization and token requests (with its query,
-	// which the projection leaves out).
+	// Resource is the resource indicator sent on authorization and token
+	// requests, projected (its query left out): the protected-resource
+	// metadata's resource, else the server's canonical URL.
 	Resource string `json:"resource"`
 	// Issuer is the authorization server's issuer, projected; "" until it
 	// is established.

@@ -203,7 +203,7 @@ func TestDiscoverReportMetadataURL(t *testing.T) {
 	rep, err := f.c.Discover(context.Background(), f.srv)
 	require.NoError(t, err)
 	assertReportSafe(t, rep)
-	require.Len(t, rep.Steps, 6)
+	require.Len(t, rep.Steps, 7)
 	assert.Equal(t, Step{Check: CheckResourceMetadata, Outcome: OutcomeNotFound,
 		Hint: "no resource metadata; oauth.authServerMetadataUrl names the authorization server"}, rep.Steps[2])
 	for _, st := range rep.Steps {
@@ -220,7 +220,9 @@ func TestDiscoverReportSuccess(t *testing.T) {
 	require.NoError(t, err)
 	assertReportSafe(t, rep)
 	assert.Equal(t, &Report{
-		Server: "srv", Resource: mcpURL, Issuer: asIssuer, Scopes: []string{"mcp.read", "mcp.write"},
+		// The resource indicator is the root metadata's resource, as it
+		// publishes it.
+		Server: "srv", Resource: "https://" + mcpHost, Issuer: asIssuer, Scopes: []string{"mcp.read", "mcp.write"},
 		Steps: []Step{
 			{Check: CheckResourceMetadata, URL: "https://" + mcpHost + prPath, Status: http.StatusNotFound, Outcome: OutcomeNotFound},
 			{Check: CheckResourceMetadata, URL: "https://" + mcpHost + prRoot, Status: http.StatusOK, Outcome: OutcomeOK},
@@ -228,6 +230,7 @@ func TestDiscoverReportSuccess(t *testing.T) {
 			{Check: CheckServerMetadata, URL: asIssuer + asOAuth, Status: http.StatusOK, Outcome: OutcomeOK},
 			{Check: CheckPKCE, Outcome: OutcomeOK},
 			{Check: CheckEndpoints, Outcome: OutcomeOK},
+			{Check: CheckIssuerParameter, Outcome: OutcomeOK, Hint: hintIssPromised},
 		},
 	}, rep)
 	assertHits(t, f.as, map[string]int{"/register": 0, "/authorize": 0, "/token": 0})

@@ -69,6 +69,7 @@ type SignIn struct {
 	auth        clientAuth    // how the code exchange authenticates
 	save        *clientRecord // stored with the tokens (a pre-registered client's secret)
 	registered  bool          // auth is a stored dynamic registration
+	key         *proofKey     // the DPoP proof key the tokens are bound to; nil for Bearer
 	host        string        // "127.0.0.1:PORT", the redirect URI's host
 	redirectURI string
 	authURL     string
@@ -97,13 +98,14 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 }
 
 // begin returns the SignIn of BeginSignInWithOptions on the open listener
-// ln with the chosen client, and starts serving ln. It cannot fail.
-func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient) *SignIn {
+// ln with the chosen client and key (nil for Bearer tokens), and starts
+// serving ln. It cannot fail.
+func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient, key *proofKey) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
 	p := &SignIn{
 		c: c, s: s, ep: ep, pk: newPKCE(), state: randomString(), clientID: ch.auth.id,
-		auth: ch.auth, save: ch.save, registered: ch.registered,
+		auth: ch.auth, save: ch.save, registered: ch.registered, key: key,
 		host: host, redirectURI: redirectURI,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -143,7 +145,7 @@ func (p *SignIn) authorizationURL() string {
 	q.Set("state", p.state)
 	q.Set("code_challenge", p.pk.challenge)
 	q.Set("code_challenge_method", pkceMethod)
-	q.Set("resource", p.ep.resource)
+	q.Set("resource", p.ep.indicator)
 	p.c.began(storeKey(p.s.ID, p.ep.resource), p.ep.request)
 	if len(p.ep.request) > 0 {
 		q.Set("scope", strings.Join(p.ep.request, " "))
@@ -372,8 +374,9 @@ func (p *SignIn) finish(ctx context.Context, q url.Values) error {
 
 // exchange trades code for tokens at the token endpoint (grant
 // authorization_code with redirect_uri, code_verifier and the RFC 8707
-// resource, the client authenticated as p.auth says) and stores them as a
-// new credential, replacing an older one only now, after the client
+// resource, the client authenticated as p.auth says, with a DPoP proof of
+// p.key when there is one) and stores them as a new credential (with p.key
+// beside it), replacing an older one only now, after the client
 // registration p.save when there is one. A stored dynamic registration the
 // token endpoint refuses (invalid_client) is deleted. Errors name the token
 // endpoint's origin: those of Client.tokenRequest (AuthRefused ReasonTokenRefused or
@@ -387,8 +390,8 @@ func (p *SignIn) exchange(ctx context.Context, code string) error {
 		"code":          {code},
 		"redirect_uri":  {p.redirectURI},
 		"code_verifier": {p.pk.verifier},
-		"resource":      {p.ep.resource},
-	})
+		"resource":      {p.ep.indicator},
+	}, p.key)
 	if err != nil {
 		if p.registered && refusal.ReasonOf(err) == ReasonClientAuthRefused {
 			// The server forgot the client: the next sign-in registers anew.
@@ -396,17 +399,8 @@ func (p *SignIn) exchange(ctx context.Context, code string) error {
 		}
 		return err
 	}
-	rec := &record{
-		Server:        id,
-		Resource:      p.ep.resource,
-		Issuer:        p.ep.issuer,
-		TokenEndpoint: p.ep.token.String(),
-		ClientID:      p.clientID,
-	}
-	if p.ep.revocation != nil {
-		rec.RevocationEndpoint = p.ep.revocation.String()
-	}
-	if err := fillToken(tok, rec, p.c.now(), id, origin); err != nil {
+	rec := p.c.newCredential(ctx, p.s, p.ep, p.clientID)
+	if err := fillToken(tok, rec, p.c.now(), id, origin, p.key); err != nil {
 		return err
 	}
 	if p.save != nil {
@@ -414,7 +408,7 @@ func (p *SignIn) exchange(ctx context.Context, code string) error {
 			return err
 		}
 	}
-	return p.c.saveLocked(ctx, rec)
+	return p.c.saveLocked(ctx, rec, p.key)
 }
 
 // single returns the only value of name in q; ok is false when name is

@@ -64,8 +64,8 @@ type chosenClient struct {
 //     public client;
 //   - else the client registered before for this server, issuer and
 //     server identity (stored in the token store), when its redirect
-//     port is free and fits the port asked for, unless
-//     o.NewRegistration; else a new dynamic
+//     port is free and fits the port asked for and its secret (if any)
+//     has not expired, unless o.NewRegistration; else a new dynamic
 //     registration (RFC 7591) for this listener's redirect URI, stored at
 //     once. A registration's method and secret are the ones its answer
 //     names.
@@ -95,11 +95,33 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if err != nil {
 		return nil, err
 	}
+	if err := c.migrate(ctx, s, ep); err != nil {
+		return nil, err
+	}
+	key, err := c.signInKey(s, ep)
+	if err != nil {
+		return nil, err
+	}
 	ln, ch, err := c.signInClient(ctx, s, o, port, ep)
 	if err != nil {
 		return nil, err
 	}
-	return c.begin(s, ep, ln, ch), nil
+	return c.begin(s, ep, ln, ch, key), nil
+}
+
+// signInKey returns a new proof key for a sign-in to s at ep's
+// authorization server when its tokens are to be DPoP-bound (useDPoP),
+// else nil. Errors: Class Internal "dpop_key_failed" when no key can be
+// made.
+func (c *Client) signInKey(s Server, ep *endpoints) (*proofKey, error) {
+	if !useDPoP(s, ep) {
+		return nil, nil
+	}
+	k, err := newProofKey()
+	if err != nil {
+		return nil, refuse(refusal.Internal, "dpop_key_failed", s.ID, "")
+	}
+	return k, nil
 }
 
 // SignInWithOptions runs a whole sign-in for s with o:
@@ -161,7 +183,8 @@ func (c *Client) signInClient(ctx context.Context, s Server, o SignInOptions, po
 		if err != nil {
 			return nil, ch, err
 		}
-		if stored != nil && stored.Kind == clientRegistered && stored.Method != AuthPrivateKeyJWT && !o.NewRegistration {
+		if stored != nil && stored.Kind == clientRegistered && stored.Method != AuthPrivateKeyJWT && !o.NewRegistration &&
+			!stored.expired(c.now()) {
 			if p := redirectPort(stored.RedirectURI); p != 0 && (port == 0 || port == p) {
 				if ln, err := listen(p); err == nil {
 					ch.auth, _ = stored.auth()

@@ -2,11 +2,9 @@ package oauth
 
 import (
 	"context"
-	"errors"
 	"net/url"
 
 	"github.com/mcpward/mcpward/core/refusal"
-	"github.com/mcpward/mcpward/ports"
 )
 
 // State is a fixed word for a server's sign-in state. It is never derived
@@ -47,15 +45,17 @@ func (c *Client) Status(ctx context.Context, s Server) (State, error) {
 	return RefreshNeeded, nil
 }
 
-// SignOut deletes the credential of s, then asks the issuer to revoke it.
+// SignOut deletes the credential of s, then its DPoP proof key (tokens
+// first), then asks the issuer to revoke the tokens.
 //
-// The delete comes first, so an authorization server that is down or
+// The deletes come first, so an authorization server that is down or
 // refuses cannot keep the user signed in. Revocation (RFC 7009) is then
 // best effort: when the credential names an https RevocationEndpoint, one
 // POST of token (the refresh token, else the access token) and
 // token_type_hint, the client authenticated as at the token endpoint, is
-// sent to it, and its failure, of any kind, is ignored — the user is signed
-// out already. Nothing is sent when there is no credential, or when it is
+// sent to it within Options.RequestTimeout (an endpoint that accepts the
+// request and never answers cannot hold the sign-out), and its failure, of
+// any kind, is ignored — the user is signed out already. Nothing is sent when there is no credential, or when it is
 // unreadable (it is deleted all the same). The client registration is kept:
 // a later sign-in reuses it.
 //
@@ -77,12 +77,12 @@ func (c *Client) SignOut(ctx context.Context, s Server) error {
 	case err == nil && rec == nil:
 		return nil
 	}
-	c.forget(storeKey(s.ID, resource))
-	if err := c.store.Delete(ctx, storeKey(s.ID, resource)); err != nil && !errors.Is(err, ports.ErrNotFound) {
-		if ctx.Err() != nil {
-			return ctxRefusal(ctx.Err(), s.ID, "")
-		}
-		return refuse(refusal.Transient, ReasonStoreUnavailable, s.ID, "")
+	jkt := ""
+	if rec != nil {
+		jkt = rec.DPoPJKT
+	}
+	if err := c.deleteCredential(ctx, s.ID, resource, jkt); err != nil {
+		return err
 	}
 	if rec != nil {
 		c.revoke(ctx, rec)

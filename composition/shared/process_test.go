@@ -94,7 +94,7 @@ func newSharedMachines(t *testing.T) *sharedMachines {
 	}
 	dsn, schema := pgtest.Need(t)
 	m := &sharedMachines{o: oauthtest.New(t, whoamiHandler()), dsn: dsn, schema: schema}
-	m.o.SignInExpiresIn = 1 // expired at once (oauth.ExpirySkew is 30 s)
+	m.o.SignInExpiresIn = oauthtest.ExpiresAtOnce
 	m.certFile = filepath.Join(t.TempDir(), "cert.pem")
 	m.o.WriteCert(t, m.certFile)
 

@@ -3,8 +3,9 @@
 // (headless, desktop, shared) wire into their Host, and the functions
 // here are the ways in that speak adapters/oauth's own types: Begin and
 // BeginWithOptions for a host that drives the redirect itself,
-// ClientCredentials and CrossApp for sign-ins without a person, State and
-// Discover for what "mcpward login", "status" and "doctor" show.
+// ClientCredentials, EnterpriseManaged and WorkloadIdentity for sign-ins
+// without a browser, State and Discover for what "mcpward login",
+// "status" and "doctor" show.
 // Host.SignIn and Host.SignOut need no import of this package.
 //
 // It is a package of its own so that a program whose Host offers no
@@ -61,14 +62,16 @@ func New(tokens ports.TokenStore, locker ports.Locker, cfg composition.Config) (
 		policy = egress.Default()
 	}
 	c, err := oauthclient.New(httptransport.New(policy, cfg.HTTP), oauth.Options{
-		Store:       tokens,
-		Locker:      locker,
-		Now:         cfg.Now,
-		LockTimeout: cfg.OAuth.LockTimeout,
-		ClientName:  cfg.OAuth.ClientName,
+		Store:           tokens,
+		Locker:          locker,
+		Now:             cfg.Now,
+		LockTimeout:     cfg.OAuth.LockTimeout,
+		ClientName:      cfg.OAuth.ClientName,
+		RequestTimeout:  cfg.OAuth.RequestTimeout,
+		ApplicationType: cfg.OAuth.ApplicationType,
 
 		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
-	})
+	}, cfg.OAuth.DisableDPoP)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +90,7 @@ func target(ctx context.Context, h *composition.Host, srcs []definition.Source, 
 		return nil, oauth.Server{}, &refusal.Error{Class: refusal.Config, Reason: ReasonForeignClient, Server: name,
 			Detail: "the host's OAuth client was not built by signin.New"}
 	}
-	return c.OAuth(), oauthclient.Server(t.ServerID, t.URL, t.OAuth), nil
+	return c.OAuth(), c.Server(t.ServerID, t.URL, t.OAuth), nil
 }
 
 // Begin starts a sign-in to the OAuth server named name and returns it,
@@ -137,16 +140,44 @@ func ClientCredentials(ctx context.Context, h *composition.Host, srcs []definiti
 	return c.SignInClientCredentials(ctx, s, cc)
 }
 
-// CrossApp signs in to the server named name with the user's identity
-// from an enterprise identity provider, without a browser (cross-app
-// access: a token exchange at the IdP, then the JWT bearer grant; see
-// oauth.Client.SignInCrossApp).
-func CrossApp(ctx context.Context, h *composition.Host, srcs []definition.Source, name string, x oauth.CrossApp) error {
+// EnterpriseManaged signs in to the server named name with the user's
+// identity from an enterprise identity provider, without a browser (MCP
+// Enterprise-Managed Authorization: the user's ID token exchanged at the
+// IdP for an identity assertion grant, then the JWT-bearer grant at the
+// server's authorization server; see
+// oauth.Client.SignInEnterpriseManaged). x comes from the host, never
+// from a definition; its tokens and secrets never appear in an error or
+// output.
+func EnterpriseManaged(ctx context.Context, h *composition.Host, srcs []definition.Source, name string, x oauth.EnterpriseManaged) error {
 	c, s, err := target(ctx, h, srcs, name, composition.OAuthUseSignIn)
 	if err != nil {
 		return err
 	}
-	return c.SignInCrossApp(ctx, s, x)
+	return c.SignInEnterpriseManaged(ctx, s, x)
+}
+
+// CrossApp is EnterpriseManaged.
+//
+// Deprecated: use EnterpriseManaged, the name the MCP specification gives
+// the flow.
+func CrossApp(ctx context.Context, h *composition.Host, srcs []definition.Source, name string, x oauth.CrossApp) error {
+	return EnterpriseManaged(ctx, h, srcs, name, x)
+}
+
+// WorkloadIdentity signs in to the server named name as a workload, with
+// no person and no browser (MCP workload identity federation): the JWT
+// the workload's platform issues it (a token file, or a command's output,
+// as w says: a Kubernetes projected service account token, a CI job's
+// OIDC token) is checked (issuer, audience, expiry) and presented with the
+// JWT-bearer grant; it is never stored, and a token file is read again
+// when the access token is renewed. See
+// oauth.Client.SignInWorkloadIdentity for its refusals.
+func WorkloadIdentity(ctx context.Context, h *composition.Host, srcs []definition.Source, name string, w oauth.WorkloadIdentity) error {
+	c, s, err := target(ctx, h, srcs, name, composition.OAuthUseSignIn)
+	if err != nil {
+		return err
+	}
+	return c.SignInWorkloadIdentity(ctx, s, w)
 }
 
 // State returns the sign-in state of the OAuth server named name, a fixed

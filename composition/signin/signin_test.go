@@ -156,8 +156,14 @@ func TestRefusals(t *testing.T) {
 		{"ClientCredentials", func(h *composition.Host, srcs []definition.Source, name string) error {
 			return signin.ClientCredentials(ctx, h, srcs, name, oauth.ClientCredentials{})
 		}},
+		{"EnterpriseManaged", func(h *composition.Host, srcs []definition.Source, name string) error {
+			return signin.EnterpriseManaged(ctx, h, srcs, name, oauth.EnterpriseManaged{})
+		}},
 		{"CrossApp", func(h *composition.Host, srcs []definition.Source, name string) error {
 			return signin.CrossApp(ctx, h, srcs, name, oauth.CrossApp{})
+		}},
+		{"WorkloadIdentity", func(h *composition.Host, srcs []definition.Source, name string) error {
+			return signin.WorkloadIdentity(ctx, h, srcs, name, oauth.WorkloadIdentity{TokenFile: "/nonexistent"})
 		}},
 		{"State", func(h *composition.Host, srcs []definition.Source, name string) error {
 			_, err := signin.State(ctx, h, srcs, name)
@@ -219,9 +225,13 @@ func TestRefusals(t *testing.T) {
 	// The headless sign-ins reach the OAuth client, for the right server.
 	err = signin.ClientCredentials(ctx, head, srcs, "guarded", oauth.ClientCredentials{})
 	assert.Equal(t, oauth.ReasonClientCredentialsInvalid, refusal.ReasonOf(err))
-	err = signin.CrossApp(ctx, head, srcs, "guarded", oauth.CrossApp{})
+	err = signin.EnterpriseManaged(ctx, head, srcs, "guarded", oauth.EnterpriseManaged{})
 	assert.Equal(t, oauth.ReasonCrossAppInvalid, refusal.ReasonOf(err))
 	assert.NotContains(t, fmt.Sprint(err), canary)
+	err = signin.CrossApp(ctx, head, srcs, "guarded", oauth.CrossApp{})
+	assert.Equal(t, oauth.ReasonCrossAppInvalid, refusal.ReasonOf(err))
+	err = signin.WorkloadIdentity(ctx, head, srcs, "guarded", oauth.WorkloadIdentity{})
+	assert.Equal(t, oauth.ReasonWorkloadIdentityInvalid, refusal.ReasonOf(err))
 	o.Mu.Lock()
 	assert.Zero(t, o.Seq, "no authorization request was sent by a refusal")
 	o.Mu.Unlock()
@@ -233,7 +243,7 @@ var errForeign = fmt.Errorf("foreign client")
 // foreignClient is a host's own composition.OAuthClient.
 type foreignClient struct{}
 
-func (foreignClient) Authenticator(string, string, *definition.OAuth, func()) (ports.Authenticator, error) {
+func (foreignClient) Authenticator(string, string, *definition.OAuth, func(*refusal.Error)) (ports.Authenticator, error) {
 	return portstest.NewAuthenticator(nil, 0), nil
 }
 func (foreignClient) SignedIn(context.Context, string, string) bool { return false }

@@ -134,3 +134,45 @@ func slicesWithout(s []string, v string) []string {
 	}
 	return out
 }
+
+// TestNoCanaryInLoginOutput: the secrets the sign-ins without a browser
+// read from files — a workload's JWT, an ID token, the IdP client's secret,
+// a private key — appear in no output and nowhere in the state directory,
+// whichever way the sign-in is refused (each before anything is sent).
+func TestNoCanaryInLoginOutput(t *testing.T) {
+	w := newWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"notes": {"type": "http", "url": "https://notes.example.com/mcp", "oauth": {"clientId": "app"}}}}`,
+		"wl-token":                "cnry-workload-jwt-3e1a.not-a-jwt",
+		"wl-bad-jwt":              "eyJhbGciOiJub25lIn0.eyJpc3MiOiJjbnJ5LWlzcyJ9.c2ln", // alg none
+		"id-token":                "cnry-id-token-77b0",
+		"idp-secret":              "cnry-idp-secret-91",
+		"key.pem":                 "-----BEGIN PRIVATE KEY-----\ncnry-key-material-5c\n-----END PRIVATE KEY-----\n",
+	})
+	for _, tt := range []struct {
+		args   []string
+		reason string
+	}{
+		{[]string{"login", "--workload-identity-token-file", "$ROOT/wl-token", "notes"}, "workload_token_invalid"},
+		{[]string{"login", "--workload-identity-token-file", "$ROOT/wl-bad-jwt", "--workload-issuer", "cnry-iss", "notes"}, "workload_token_invalid"},
+		{[]string{"login", "--workload-identity-token-file", "$ROOT/cnry-missing", "notes"}, "workload_token_unavailable"},
+		{[]string{"login", "--enterprise-managed", "--id-token-file", "$ROOT/id-token", "--idp-client-secret-file", "$ROOT/idp-secret",
+			"--idp-token-endpoint", "http://cnry-idp.example/token", "--private-key-file", "$ROOT/key.pem", "notes"}, "cross_app_invalid"},
+		{[]string{"--json", "login", "--workload-identity-token-file", "$ROOT/wl-token", "notes"}, "workload_token_invalid"},
+	} {
+		r := w.run(t, tt.args...)
+		assert.Equal(t, 1, r.code, "%v\n%s%s", tt.args, r.stdout, r.stderr)
+		out := strings.ReplaceAll(r.stdout+r.stderr, filepath.Join(w.root, "cnry-missing"), "<path>")
+		assert.Contains(t, out, tt.reason)
+		assert.NotContains(t, out, canary, "mcpward %s", strings.Join(tt.args, " "))
+	}
+	err := filepath.WalkDir(filepath.Join(w.root, "state"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), canary, p)
+		return nil
+	})
+	require.NoError(t, err)
+}

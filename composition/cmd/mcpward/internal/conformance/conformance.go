@@ -49,18 +49,14 @@ type Scenario struct {
 	Do string
 	// Auth marks a scenario whose server asks for a sign-in.
 	Auth bool
-	// Grant is how the client signs in without a browser: GrantCode (the
-	// authorization code flow, following the authorization URL itself),
-	// GrantClientCredentials or GrantCrossApp.
+	// Grant is how the client signs in: GrantCode (the authorization code
+	// flow, following the authorization URL itself), or one of the grants
+	// without a browser of auth.go.
 	Grant string
 }
 
-// The Grants of a Scenario.
-const (
-	GrantCode              = ""
-	GrantClientCredentials = "client_credentials"
-	GrantCrossApp          = "cross_app"
-)
+// GrantCode is the Grant of the authorization code flow.
+const GrantCode = ""
 
 // The steps a Scenario's Do names.
 const (
@@ -110,14 +106,7 @@ func Lookup(name string) (Scenario, bool) {
 		return s, true
 	}
 	if strings.HasPrefix(name, "auth/") && len(name) > len("auth/") {
-		sc := Scenario{Tool: "test-tool", Args: `{}`, Auth: true}
-		switch {
-		case strings.HasPrefix(name, "auth/client-credentials-"):
-			sc.Grant = GrantClientCredentials
-		case strings.HasPrefix(name, "auth/cross-app-access-"):
-			sc.Grant = GrantCrossApp
-		}
-		return sc, true
+		return Scenario{Tool: "test-tool", Args: `{}`, Auth: true, Grant: authGrant(name)}, true
 	}
 	return Scenario{}, false
 }
@@ -136,6 +125,8 @@ type Context struct {
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 	// ToolCalls are the calls DoContextCalls makes.
 	ToolCalls []ToolCall `json:"toolCalls"`
+	// AuthContext: what the auth extensions add (auth.go).
+	AuthContext
 }
 
 // ToolCall is one call of Context.ToolCalls.
@@ -222,7 +213,9 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		fmt.Fprintf(log, "connect after sign-in: %s %s %s\n", sr.State, sr.Class, sr.Reason)
 		return nil
 	}
-	if asksSignIn(sr) {
+	// A server may ask again right after a sign-in: it moved to another
+	// authorization server, say (authorization_server_changed).
+	for asksSignIn(sr) {
 		if err := again(); err != nil {
 			return err
 		}
@@ -400,29 +393,8 @@ func connect(ctx context.Context, host *composition.Host, srcs []definition.Sour
 // itself (the suite's authorization endpoint answers at once with a
 // redirect to the callback) and completes the sign-in with that redirect.
 func signIn(ctx context.Context, host *composition.Host, srcs []definition.Source, sc Scenario, cc Context, log io.Writer) error {
-	switch sc.Grant {
-	case GrantClientCredentials:
-		creds := oauth.ClientCredentials{ClientID: cc.ClientID, Secret: cc.ClientSecret, Alg: cc.SigningAlgorithm}
-		if cc.PrivateKeyPEM != "" {
-			creds.Secret, creds.PrivateKeyPEM = "", []byte(cc.PrivateKeyPEM)
-		}
-		if err := signin.ClientCredentials(ctx, host, srcs, serverName, creds); err != nil {
-			return err
-		}
-		fmt.Fprintln(log, "signed in (client credentials)")
-		return nil
-	case GrantCrossApp:
-		x := oauth.CrossApp{
-			IdPTokenEndpoint: cc.IdPTokenEndpoint,
-			SubjectToken:     cc.IdPIDToken,
-			IdPClientID:      cc.IdPClientID,
-			Client:           oauth.ClientCredentials{ClientID: cc.ClientID, Secret: cc.ClientSecret},
-		}
-		if err := signin.CrossApp(ctx, host, srcs, serverName, x); err != nil {
-			return err
-		}
-		fmt.Fprintln(log, "signed in (cross-app access)")
-		return nil
+	if sc.Grant != GrantCode {
+		return signInHeadless(ctx, host, srcs, sc, cc, log)
 	}
 	p, err := signin.BeginWithOptions(ctx, host, srcs, serverName, oauth.SignInOptions{ClientSecret: cc.ClientSecret})
 	if err != nil {

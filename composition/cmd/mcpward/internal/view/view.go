@@ -641,8 +641,23 @@ func Hint(name, reason string) string {
 		return `; sign in with "mcpward login ` + termsafe.Line(name) + `"`
 	case oauth.ReasonStepUpRequired:
 		return `; it needs more scope: sign in again with "mcpward login ` + termsafe.Line(name) + `"`
+	case oauth.ReasonAuthorizationServerChanged:
+		return `; the server moved to another authorization server, so its sign-in was deleted: sign in again with "mcpward login ` + termsafe.Line(name) + `"`
+	case oauth.ReasonProofKeyMissing, oauth.ReasonClientSecretExpired, oauth.ReasonWorkloadTokenExpired:
+		return `; sign in again with "mcpward login ` + termsafe.Line(name) + `"`
 	}
 	return ""
+}
+
+// SignInAgain reports whether a failure of reason is cured by "mcpward
+// login NAME".
+func SignInAgain(reason string) bool {
+	switch reason {
+	case oauth.ReasonSignInRequired, oauth.ReasonStepUpRequired, oauth.ReasonAuthorizationServerChanged,
+		oauth.ReasonProofKeyMissing, oauth.ReasonClientSecretExpired, oauth.ReasonWorkloadTokenExpired:
+		return true
+	}
+	return false
 }
 
 // Elapsed shows a duration for people: tenths of a second below a minute

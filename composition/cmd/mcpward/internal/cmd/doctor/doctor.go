@@ -424,7 +424,7 @@ func connect(ctx context.Context, a *app.App, name string, d *doctorJSON) *conne
 			why += ": " + t
 		}
 		fix := "read the server's own output below; check its command, arguments, environment or URL"
-		if r.Reason == oauth.ReasonSignInRequired || r.Reason == oauth.ReasonStepUpRequired {
+		if view.SignInAgain(r.Reason) {
 			fix = `run "mcpward login ` + name + `" (the OAuth discovery below shows what a sign-in will use)`
 		}
 		d.Findings = append(d.Findings, findingJSON{Subject: "server", Name: name, State: "failed", Reason: r.Reason,

@@ -2,6 +2,7 @@ package login_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,6 +44,26 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, "not_oauth", refusal.ReasonOf(err))
 	err = login.Run(context.Background(), &login.Options{IO: run.IO, App: run.F.App, Name: "ghost", Timeout: login.DefaultTimeout})
 	assert.Equal(t, "unknown_server", refusal.ReasonOf(err))
+
+	// A workload's token that cannot be read is refused before anything is
+	// sent, with what to do, and without the path.
+	run = w.Factory(t)
+	err = login.Run(context.Background(), &login.Options{IO: run.IO, App: run.F.App, Name: "signin", Timeout: login.DefaultTimeout,
+		WorkloadTokenFile: "/nonexistent/cnry-token-path"})
+	assert.Equal(t, "workload_token_unavailable", refusal.ReasonOf(err))
+	var noted *cmdutil.NotedError
+	require.ErrorAs(t, err, &noted)
+	assert.Contains(t, noted.Note, "--workload-identity-token-file")
+	assert.NotContains(t, err.Error()+noted.Note, "cnry-token-path")
+
+	// An ID token file that cannot be read is a usage error naming the flag.
+	run = w.Factory(t)
+	run.IO.In = strings.NewReader("client-secret\n")
+	err = login.Run(context.Background(), &login.Options{IO: run.IO, App: run.F.App, Name: "signin", Timeout: login.DefaultTimeout,
+		EnterpriseManaged: true, IDTokenFile: "/nonexistent/cnry-id-token", IdPTokenEndpoint: "https://idp.example.com/token"})
+	assert.True(t, cmdutil.IsUsage(err))
+	assert.ErrorContains(t, err, "--id-token-file cannot be read")
+	assert.NotContains(t, err.Error(), "cnry")
 }
 
 func TestLoginFlags(t *testing.T) {
@@ -58,6 +79,19 @@ func TestLoginFlags(t *testing.T) {
 	assert.True(t, in.ClientCredentials)
 	assert.Equal(t, "bot", in.ClientID)
 	assert.Equal(t, "k.pem", in.PrivateKeyFile)
+	require.NoError(t, cmdtest.Execute(run.F, login.NewCmdLogin(run.F, runF),
+		"--workload-identity-token-file", "/var/run/tok", "--workload-issuer", "https://idp", "--client-id", "wl", "notes"))
+	assert.Equal(t, "/var/run/tok", in.WorkloadTokenFile)
+	assert.Equal(t, "https://idp", in.WorkloadIssuer)
+	assert.Equal(t, "wl", in.ClientID)
+	require.NoError(t, cmdtest.Execute(run.F, login.NewCmdLogin(run.F, runF),
+		"--enterprise-managed", "--id-token-file", "id.jwt", "--idp-token-endpoint", "https://idp/token",
+		"--idp-client-id", "m", "--idp-client-secret-file", "s", "--client-id", "xaa", "notes"))
+	assert.True(t, in.EnterpriseManaged)
+	assert.Equal(t, "id.jwt", in.IDTokenFile)
+	assert.Equal(t, "https://idp/token", in.IdPTokenEndpoint)
+	assert.Equal(t, "m", in.IdPClientID)
+	assert.Equal(t, "s", in.IdPClientSecretFile)
 	for _, tt := range []struct {
 		args []string
 		want string
@@ -65,8 +99,16 @@ func TestLoginFlags(t *testing.T) {
 		{[]string{"--callback-port", "70000", "notes"}, "--callback-port must be a TCP port"},
 		{[]string{"--client-id", "bot", "notes"}, "go with --client-credentials"},
 		{[]string{"--private-key-file", "k.pem", "notes"}, "go with --client-credentials"},
-		{[]string{"--client-credentials", "--callback-port", "1", "notes"}, "means nothing with --client-credentials"},
+		{[]string{"--client-credentials", "--callback-port", "1", "notes"}, "means nothing without a browser"},
 		{[]string{"--client-credentials", "--client-secret-stdin", "--private-key-file", "k.pem", "notes"}, "not both"},
+		{[]string{"--client-credentials", "--workload-identity-token-file", "t", "notes"}, "choose one"},
+		{[]string{"--enterprise-managed", "--workload-identity-token-file", "t", "notes"}, "choose one"},
+		{[]string{"--workload-identity-token-file", "t", "--private-key-file", "k.pem", "notes"}, "takes no client secret or key"},
+		{[]string{"--workload-identity-token-file", "t", "--client-secret-stdin", "notes"}, "takes no client secret or key"},
+		{[]string{"--workload-issuer", "i", "notes"}, "--workload-issuer goes with"},
+		{[]string{"--id-token-file", "f", "notes"}, "go with --enterprise-managed"},
+		{[]string{"--enterprise-managed", "--id-token-file", "f", "notes"}, "needs --id-token-file and --idp-token-endpoint"},
+		{[]string{"--enterprise-managed", "--idp-token-endpoint", "https://i/t", "notes"}, "needs --id-token-file and --idp-token-endpoint"},
 	} {
 		err := cmdtest.Execute(run.F, login.NewCmdLogin(run.F, runF), tt.args...)
 		assert.True(t, cmdutil.IsUsage(err), "%v", tt.args)

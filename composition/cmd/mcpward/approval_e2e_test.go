@@ -141,7 +141,7 @@ func TestCLIApprovalBindsWhatWasWritten(t *testing.T) {
 			after:  `{"command": "weather-mcp", "args": ["//registry.example/:_authToken=${MODE:-x}"]}`, want: changed},
 		{name: "default after --api-key= in NODE_OPTIONS",
 			before: `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "--api-key=${X:-a}"}}`,
-			after:  `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "--api-key=${X:-a} --require /tmp/x.js"}}`, want: changed},
+			after:  `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "--api-key=${X:-b}"}}`, want: changed},
 		{name: "default in a url's query",
 			before: `{"type": "http", "url": "https://mcp.example.com/mcp?token=${Q:-a}"}`,
 			after:  `{"type": "http", "url": "https://mcp.example.com/mcp?token=${Q:-b}"}`, want: changed},
@@ -237,6 +237,7 @@ func TestCLIReviewShowsWhatWillRun(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &j))
 	assert.Equal(t, []string{"API_KEY", "PYTHONPATH"}, j.Projection.EnvKeys, "the status projection keeps keys only")
+	require.Len(t, j.Review.Env, 2)
 	assert.Equal(t, "/tmp/evil", j.Review.Env[1].Value)
 	var kinds []string
 	for _, n := range j.Review.Notes {

@@ -114,36 +114,57 @@ func inRegion(r [2][2]int, start, end int) bool {
 // port; "" otherwise. It decides on the text alone, exactly as
 // Materialize marks stretches secret.
 func targetRefusal(d *Definition) string {
-	secretIn := func(s string, region func(string) [2][2]int) bool {
-		if !strings.Contains(s, "${") {
-			return false
-		}
-		sk, offs, names := matSkeleton(s)
-		_, pos := matPositions(s, false)
-		cur := matPosCursor(pos)
-		var r [2][2]int
-		if region != nil {
-			r = region(sk)
-		}
-		for k, off := range offs {
-			if !cur.has(k) && !secret.IsCredentialName(names[k]) {
-				continue
-			}
-			if region == nil || inRegion(r, off, off+len(matPlaceholder)) {
-				return true
-			}
-		}
-		return false
-	}
 	switch {
-	case d.Kind == KindStdio && secretIn(d.Command, nil):
+	case d.Kind == KindStdio && targetSecretIn(d.Command, false):
 		return RefusalSecretInCommand
-	case d.Kind == KindStdio && secretIn(d.Cwd, nil):
+	case d.Kind == KindStdio && targetSecretIn(d.Cwd, false):
 		return RefusalSecretInCwd
-	case d.Kind != KindStdio && secretIn(d.URL, urlTargetRegion):
+	case d.Kind != KindStdio && targetSecretIn(d.URL, true):
 		return RefusalSecretInURL
 	}
 	return ""
+}
+
+// targetSecretIn reports whether a template of s as written is secret
+// (credential-shaped variable, or a position where a credential goes)
+// and, when url, stands in the URL's scheme, host or port. It allocates
+// only for a value that has a secret template.
+func targetSecretIn(s string, url bool) bool {
+	if !strings.Contains(s, "${") {
+		return false
+	}
+	byName := false
+	for i := 0; ; {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			break
+		}
+		p, n := matParseTemplate(s[i+j:])
+		if n == 0 {
+			break
+		}
+		if secret.IsCredentialName(p.name) {
+			byName = true
+			break
+		}
+		i += j + n
+	}
+	_, pos := matPositions(s, false)
+	if !byName && len(pos) == 0 {
+		return false
+	}
+	if !url {
+		return true
+	}
+	sk, offs, names := matSkeleton(s)
+	r := urlTargetRegion(sk)
+	cur := matPosCursor(pos)
+	for k, off := range offs {
+		if (cur.has(k) || secret.IsCredentialName(names[k])) && inRegion(r, off, off+len(matPlaceholder)) {
+			return true
+		}
+	}
+	return false
 }
 
 // targetError returns the refusal Materialize gives m when a secret
@@ -152,15 +173,21 @@ func targetRefusal(d *Definition) string {
 // expanded text too (a secret value holding "@" or "/" could move the
 // host) — nil otherwise.
 func targetError(m *Materialized) error {
+	// A stretch is secret exactly when its template is, as written (see
+	// Stretch.Secret), so a value without a secret stretch has no secret
+	// template either.
 	d := m.Def
-	reason := targetRefusal(d)
+	reason := ""
 	switch {
-	case reason != "":
-	case m.Command.hasSecretStretch():
+	case d.Kind == KindStdio && m.Command.hasSecretStretch():
 		reason = RefusalSecretInCommand
-	case m.Cwd.hasSecretStretch():
+	case d.Kind == KindStdio && m.Cwd.hasSecretStretch():
 		reason = RefusalSecretInCwd
 	case d.Kind != KindStdio && m.URL.hasSecretStretch():
+		if targetSecretIn(d.URL, true) {
+			reason = RefusalSecretInURL
+			break
+		}
 		r := urlTargetRegion(m.URL.Text)
 		for _, s := range m.URL.Stretches {
 			if s.Secret && inRegion(r, s.Start, s.End) {

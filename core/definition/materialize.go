@@ -63,8 +63,8 @@ type Value struct {
 	Stretches []Stretch
 	// KeySecret is true when the whole value is secret because of the key
 	// that holds it: an env key that is secret.IsCredentialName or a header
-	// key that is secret.IsCredentialHeader. It is independent of
-	// Stretches.
+	// key that is secret.IsCredentialHeader. Every stretch of such a value
+	// is secret; its literal text is still hashed by the fingerprint.
 	KeySecret bool
 	// ArgSecret is true for an argument that follows a credential-shaped
 	// flag (secret.IsCredentialFlag: "--api-key", "--token", "--password",

@@ -110,3 +110,22 @@ func TestLaunchCheckInNeutralDirectory(t *testing.T) {
 		assert.Equal(t, want, res.Launch, tier)
 	}
 }
+
+// TestHostReview: the review is what the file wrote, for the winning
+// definition; no value from the lookup reaches it.
+func TestHostReview(t *testing.T) {
+	r := newRig(t, Config{Lookup: func(string) (string, bool) { return "looked-up-value", true }})
+	srcs := []definition.Source{{Tier: ports.TierProject, Origin: "/w/.mcp.json", Data: []byte(`{"mcpServers":{
+		"s":{"command":"node","args":["--root=${HOME}"],"env":{"PYTHONPATH":"/tmp/evil","API_KEY":"literal-one"}},
+		"bad":{"command":1}}}`)}}
+	rv, ok := r.host.Review(srcs, "s")
+	require.True(t, ok)
+	assert.Equal(t, []string{"--root=${HOME}"}, rv.Args)
+	assert.Equal(t, definition.WorkdirWorkspace, rv.WorkingDirectory)
+	assert.Equal(t, "/tmp/evil", rv.Env[1].Value)
+	assert.NotContains(t, rv.Env[0].Value, "literal-one")
+	_, ok = r.host.Review(srcs, "bad")
+	assert.False(t, ok, "a malformed entry has no review")
+	_, ok = r.host.Review(srcs, "nope")
+	assert.False(t, ok)
+}

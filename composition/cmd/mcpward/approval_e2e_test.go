@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -84,8 +85,8 @@ func TestCLIApprovalBindsWhatWasWritten(t *testing.T) {
 			before: `{"command": "python3", "args": ["-c", "${RUN_TOKEN:-print(1)}"]}`,
 			after:  `{"command": "python3", "args": ["-c", "${RUN_TOKEN:-open('x','w').write('y')}"]}`, want: changed},
 		{name: "default in a url's host",
-			before: `{"type": "http", "url": "https://${MCP_HOST:-mcp.example.com}/mcp"}`,
-			after:  `{"type": "http", "url": "https://${MCP_HOST:-evil.example.com}/mcp"}`, want: changed},
+			before: `{"type": "http", "url": "https://${AUTH_HOST:-mcp.example.com}/mcp"}`,
+			after:  `{"type": "http", "url": "https://${AUTH_HOST:-evil.example.com}/mcp"}`, want: changed},
 		// Attack 2: another secret feeds the same header.
 		{name: "header fed by another credential",
 			before: `{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}`,
@@ -151,6 +152,40 @@ func TestCLIApprovalBindsWhatWasWritten(t *testing.T) {
 		{name: "literal after --token=",
 			before: `{"command": "weather-mcp", "args": ["--token=literal-one"]}`,
 			after:  `{"command": "weather-mcp", "args": ["--token=literal-two"]}`, want: changed},
+		// Attack 2 with other positions: the same value, another variable.
+		{name: "argument fed by another credential of the same value",
+			before: `{"command": "weather-mcp", "args": ["--token", "${GITHUB_TOKEN}"]}`,
+			after:  `{"command": "weather-mcp", "args": ["--token", "${NPM_TOKEN}"]}`,
+			vars:   []string{"GITHUB_TOKEN=same", "NPM_TOKEN=same"}, want: changed},
+		{name: "query fed by another credential of the same value",
+			before: `{"type": "http", "url": "https://mcp.example.com/mcp?token=${GITHUB_TOKEN}"}`,
+			after:  `{"type": "http", "url": "https://mcp.example.com/mcp?token=${NPM_TOKEN}"}`,
+			vars:   []string{"GITHUB_TOKEN=same", "NPM_TOKEN=same"}, want: changed},
+		{name: "header by position fed by another variable of the same value",
+			before: `{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Tenant": "Bearer ${A}"}}`,
+			after:  `{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Tenant": "Bearer ${B}"}}`,
+			vars:   []string{"A=same", "B=same"}, want: changed},
+		// Defaults secret by name (the key's or the variable's), in every field.
+		{name: "default under a credential-shaped env key",
+			before: `{"command": "weather-mcp", "env": {"API_KEY": "${K:-a}"}}`,
+			after:  `{"command": "weather-mcp", "env": {"API_KEY": "${K:-b}"}}`, want: changed},
+		{name: "default under a credential-shaped header",
+			before: `{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Api-Key": "${K:-a}"}}`,
+			after:  `{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Api-Key": "${K:-b}"}}`, want: changed},
+		{name: "default of a credential variable in env",
+			before: `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "${NODE_TOKEN:---max-old-space-size=64}"}}`,
+			after:  `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "${NODE_TOKEN:---require=/tmp/x.js}"}}`, want: changed},
+		// Names that only looked like credentials now decide what runs, and
+		// are hashed like any value: command and cwd.
+		{name: "default of a command from a path variable",
+			before: `{"command": "${TOKEN_PATH:-weather-mcp}"}`,
+			after:  `{"command": "${TOKEN_PATH:-files-mcp}"}`, want: changed},
+		{name: "default of a cwd from a directory variable",
+			before: `{"command": "weather-mcp", "cwd": "${SESSION_DIR:-/}"}`,
+			after:  `{"command": "weather-mcp", "cwd": "${SESSION_DIR:-/tmp}"}`, want: changed},
+		{name: "command from a path variable repointed",
+			before: `{"command": "${AUTH_BIN_PATH}"}`,
+			vars:   []string{"AUTH_BIN_PATH=weather-mcp"}, afterVars: []string{"AUTH_BIN_PATH=files-mcp"}, want: changed},
 		{name: "a non-secret value still counts",
 			before: `{"command": "weather-mcp", "env": {"NODE_OPTIONS": "${NODE_OPTS}"}}`,
 			vars:   []string{"NODE_OPTS=--max-old-space-size=64"}, afterVars: []string{"NODE_OPTS=--require=/tmp/x.js"}, want: changed},
@@ -183,6 +218,12 @@ func TestCLISecretNeverChoosesWhatRuns(t *testing.T) {
 		`{"command": "weather-mcp", "cwd": "${DEPLOY_TOKEN}"}`:        "secret_in_cwd",
 		`{"type": "http", "url": "https://${API_TOKEN}/mcp"}`:         "secret_in_url_host",
 		`{"type": "http", "url": "https://h.example:${PORT_TOKEN}/"}`: "secret_in_url_host",
+		// A default does not make a credential a fine place to choose from.
+		`{"command": "${BIN_SECRET:-weather-mcp}"}`:                            "secret_in_command",
+		`{"command": "weather-mcp", "cwd": "${AUTH_HOME:-/tmp}"}`:              "secret_in_cwd",
+		`{"type": "http", "url": "https://${HOST_TOKEN:-h.example}/mcp"}`:      "secret_in_url_host",
+		`{"type": "http", "url": "https://h.example:${PORT_SECRET:-443}/mcp"}`: "secret_in_url_host",
+		`{"type": "http", "url": "${SCHEME_TOKEN:-https}://h.example/mcp"}`:    "secret_in_url_host",
 	} {
 		w := approvalWorld(t, doc, "MY_TOKEN=weather-mcp", "API_KEY=k", "DEPLOY_TOKEN=/tmp", "API_TOKEN=h.example", "PORT_TOKEN=443")
 		assert.Equal(t, "refused "+reason, w.serverState(t, "s"), doc)
@@ -282,6 +323,38 @@ func TestCLITrustedServerNeverRunsInTheRepository(t *testing.T) {
 	require.Equal(t, 0, w.run(t, "approve", "s").code)
 	w.run(t, "tools", "s")
 	assert.FileExists(t, mark)
+}
+
+// TestCLITrustedServerRunsNoRepositoryFile: other kinds of file a
+// repository can drop where a server without cwd would look — a script a
+// shell reads by a relative name, a program named ./tool — never run
+// through a user-tier server (attack 11, other file kinds).
+func TestCLITrustedServerRunsNoRepositoryFile(t *testing.T) {
+	for name, def := range map[string]string{
+		"script read by the shell": `{"command": "/bin/sh", "args": ["run.sh"], "env": {"MARK": %s}}`,
+		"relative program":         `{"command": "./tool", "env": {"MARK": %s}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, map[string]string{"ws/.git/config": gitConfig})
+			mark := filepath.Join(w.root, "ran")
+			payload := "#!/bin/sh\necho ran > \"$MARK\"\n"
+			w.write(t, "ws/run.sh", payload)
+			w.write(t, "ws/tool", payload)
+			require.NoError(t, os.Chmod(filepath.Join(w.ws, "tool"), 0o700))
+			doc := fmt.Sprintf(def, jsonQuote(mark))
+			w.write(t, "config/mcpward/mcp.json", `{"mcpServers": {"s": `+doc+`}}`)
+			w.run(t, "tools", "s")
+			assert.NoFileExists(t, mark, "a repository's file ran through a user-tier server")
+
+			// The proof that the file would run: the same definition in
+			// the project file, approved, runs it from the workspace.
+			w.write(t, "config/mcpward/mcp.json", `{"mcpServers": {}}`)
+			w.write(t, "ws/.mcp.json", `{"mcpServers": {"s": `+doc+`}}`)
+			require.Equal(t, 0, w.run(t, "approve", "s").code)
+			w.run(t, "tools", "s")
+			assert.FileExists(t, mark, "the test proves nothing: the file does not run from the workspace either")
+		})
+	}
 }
 
 // TestCLITrustedServerIgnoresTheRepositoryNpmrc: the repository's .npmrc

@@ -81,6 +81,11 @@ type maskRule struct {
 // masked, and in --token=abc;rm -rf x only "abc" is.
 const tokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,]`
 
+// userinfoTokenChar is tokenChar without "/", "?" and "#", which end a
+// URL's userinfo ("@" may stand in a password written raw: the last "@"
+// ends it).
+const userinfoTokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,/?#]`
+
 // queryTokenChar is tokenChar without "#", which ends a URL's query.
 const queryTokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,#]`
 
@@ -95,8 +100,11 @@ var maskRules = []maskRule{
 	// command) stays visible.
 	{find: pemSpans, lits: []string{"-----BEGIN "}},
 	// URL userinfo passwords: scheme://user:PASS@host.
-	// A user part that is itself a marker is skipped as a whole.
-	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1, context: true,
+	// A user part that is itself a marker is skipped as a whole. The
+	// password's extent is its run of credential characters (tokenChar):
+	// a URL allows $ ( ) ' ; … there, code uses them, and whatever follows
+	// the run up to "@" stays visible.
+	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:(` + userinfoTokenChar + `*)[^\s/?#]*@`), group: 1, context: true,
 		need: func(s string) bool { return strings.Contains(s, "://") && strings.IndexByte(s, '@') >= 0 }},
 	// Authorization credentials: "Bearer xyz", "Basic eHl6".
 	// The whole run of non-space characters after the scheme is masked,

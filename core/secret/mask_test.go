@@ -180,6 +180,9 @@ func TestMaskLiterals(t *testing.T) {
 		{"npm token then pipe", "_authToken=abc|sh", "_authToken=" + R + "|sh"},
 		{"bearer then semicolon", "Bearer abcdefghij;id", "Bearer " + R + ";id"},
 		{"query token then fragment", "https://h/?token=abc#x(1)", "https://h/?token=" + R + "#x(1)"},
+		{"userinfo password then code", "'https://u:p'+__import__('os').system('id')+'@h'",
+			"'https://u:" + R + "'+__import__('os').system('id')+'@h'"},
+		{"userinfo password then substitution", "curl https://u:x$(id)@h/", "curl https://u:" + R + "$(id)@h/"},
 
 		// Non-matches stay intact.
 		{"plain command", "npx -y @modelcontextprotocol/server-filesystem /tmp", "npx -y @modelcontextprotocol/server-filesystem /tmp"},

@@ -201,8 +201,11 @@ func globsMeet(a, b string) bool {
 // GOBIN, GOPROXY, GOTOOLCHAIN, GOENV, GOPRIVATE, GONOSUMDB, GOINSECURE),
 // shells (BASH_ENV, ENV, ZDOTDIR, PROMPT_COMMAND), git and ssh helpers
 // (GIT_SSH, GIT_SSH_COMMAND, GIT_EXEC_PATH, GIT_ASKPASS, GIT_CONFIG*,
-// SSH_ASKPASS) and where configuration files are read from (HOME,
-// XDG_CONFIG_HOME: a .npmrc or pip.conf there names the registry). Keys
+// SSH_ASKPASS), other language toolchains (LUA_*, CARGO_*, RUSTUP_*,
+// RUSTC*, DENO_*, BUN_*, PNPM_*, R_LIBS*, PHPRC, PHP_INI_SCAN_DIR,
+// ELECTRON_RUN_AS_NODE), the C library's module path (GCONV_PATH) and
+// where configuration files are read from (HOME, XDG_CONFIG_HOME: a
+// .npmrc or pip.conf there names the registry). Keys
 // compare case-insensitively. The approval review calls these out, and an
 // allow-list entry matches a definition setting one only when it names it
 // (see ServerMatcher.MatchesMaterialized).
@@ -213,11 +216,12 @@ func CodeLoadingEnv(key string) bool {
 		"JDK_JAVA_OPTIONS", "JAVA_HOME", "CLASSPATH", "GOFLAGS", "GOPATH", "GOROOT", "GOBIN", "GOPROXY",
 		"GOTOOLCHAIN", "GOENV", "GOPRIVATE", "GONOSUMDB", "GOINSECURE", "BASH_ENV", "ENV", "ZDOTDIR",
 		"PROMPT_COMMAND", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_ASKPASS", "SSH_ASKPASS",
-		"HOME", "XDG_CONFIG_HOME":
+		"HOME", "XDG_CONFIG_HOME", "GCONV_PATH", "PHPRC", "PHP_INI_SCAN_DIR", "ELECTRON_RUN_AS_NODE":
 		return true
 	}
 	for _, p := range []string{"LD_", "DYLD_", "PYTHON", "NPM_CONFIG_", "YARN_", "COREPACK_", "PIP_", "UV_",
-		"GEM_", "BUNDLE_", "PERL", "DOTNET_", "CORECLR_", "GIT_CONFIG"} {
+		"GEM_", "BUNDLE_", "PERL", "DOTNET_", "CORECLR_", "GIT_CONFIG", "LUA_", "CARGO_", "RUSTUP_", "RUSTC",
+		"DENO_", "BUN_", "PNPM_", "R_LIBS"} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}

@@ -282,7 +282,8 @@ func TestPolicyMatchesWhatRuns(t *testing.T) {
 func TestCodeLoadingEnv(t *testing.T) {
 	for _, k := range []string{"PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
 		"DYLD_INSERT_LIBRARIES", "npm_config_registry", "NPM_CONFIG_USERCONFIG", "RUBYOPT", "PERL5LIB", "JAVA_TOOL_OPTIONS",
-		"BASH_ENV", "GIT_SSH_COMMAND", "HOME", "UV_INDEX_URL", "PIP_INDEX_URL", "GOFLAGS"} {
+		"BASH_ENV", "GIT_SSH_COMMAND", "HOME", "UV_INDEX_URL", "PIP_INDEX_URL", "GOFLAGS", "GCONV_PATH", "LUA_PATH", "LUA_INIT",
+		"RUSTC_WRAPPER", "CARGO_HOME", "DENO_DIR", "BUN_INSTALL", "pnpm_config_registry", "R_LIBS_USER", "PHPRC", "ELECTRON_RUN_AS_NODE"} {
 		assert.True(t, definition.CodeLoadingEnv(k), k)
 	}
 	for _, k := range []string{"API_KEY", "GITHUB_TOKEN", "DEBUG", "LOG_LEVEL", "NODE_ENV", "LANG", "GOOGLE_API_KEY", "TZ"} {

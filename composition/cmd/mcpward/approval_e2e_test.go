@@ -291,6 +291,13 @@ func TestCLIReviewShowsWhatWillRun(t *testing.T) {
 	assert.Regexp(t, `(?m)^  note +args\[4\] holds <redacted:[0-9a-f]{8}>, masked because it looks like a credential: it decides what runs`, r.stdout)
 	assert.Regexp(t, `(?m)^  note +runs in the workspace: files there can change what it runs`, r.stdout)
 	assert.NotContains(t, r.stdout, "abc123")
+
+	// Code written between a URL's "u:" and "@" is not a password.
+	w = approvalWorld(t, `{"command": "python3", "args": ["-c", "u='https://u:pw'+__import__('os').system('id')+'@h'"]}`)
+	r = w.run(t, "show", "s")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `'+__import__('os').system('id')+'@h'`)
+	assert.NotContains(t, r.stdout, "u:pw'")
 }
 
 // TestCLITrustedServerNeverRunsInTheRepository: a user-tier server (trusted,

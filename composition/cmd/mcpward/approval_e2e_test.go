@@ -449,6 +449,12 @@ func TestCLILookAlikeHost(t *testing.T) {
 	w = approvalWorld(t, `{"type": "http", "url": "https://xn--pple-43d.com/mcp"}`)
 	r = w.run(t, "list")
 	assert.Contains(t, r.stdout, both, "written in ASCII, shown in Unicode too")
+
+	// doctor's fix names the host in ASCII, the form the command takes,
+	// and says which host that is.
+	w = approvalWorld(t, `{"type": "http", "url": "http://аpple.com/mcp"}`)
+	r = w.run(t, "doctor")
+	assert.Contains(t, r.stdout, `"mcpward egress allow --http xn--pple-43d.com" (xn--pple-43d.com is аpple.com)`)
 }
 
 func jsonQuote(s string) string {

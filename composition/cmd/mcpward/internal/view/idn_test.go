@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/egress"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -34,4 +35,16 @@ func TestExplainSecretTargets(t *testing.T) {
 		assert.Contains(t, fix, "write ", reason)
 		assert.Contains(t, fix, "/w/.mcp.json", reason)
 	}
+}
+
+// TestExplainEgressIDN: doctor's fix names a look-alike host in ASCII (the
+// form the egress command takes) and says which host that is.
+func TestExplainEgressIDN(t *testing.T) {
+	r := composition.Result{Name: "s", State: composition.StateRefused, Reason: egress.ReasonHTTPNotLoopback, Origin: "/w/.mcp.json",
+		Projection: &definition.Projection{URL: "http://xn--pple-43d.com/mcp (аpple.com)"}}
+	_, fix := Explain(r)
+	assert.Contains(t, fix, `"mcpward egress allow --http xn--pple-43d.com" (xn--pple-43d.com is аpple.com)`)
+	r.Projection.URL = "http://apple.com/mcp"
+	_, fix = Explain(r)
+	assert.NotContains(t, fix, "apple.com is")
 }

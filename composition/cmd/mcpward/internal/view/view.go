@@ -490,7 +490,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 			"ask your administrator to allow it; no file of yours can"
 	case egress.ReasonHTTPNotLoopback:
 		return "plain http is allowed only to loopback, or to a host or range you allow for http; mcpward would refuse to connect to this URL",
-			"use the server's https URL in " + r.Origin + "; or, if it is your own network and you accept plain http, run \"mcpward egress allow --http " + egressTarget(r) + "\""
+			"use the server's https URL in " + r.Origin + "; or, if it is your own network and you accept plain http, run \"mcpward egress allow --http " + egressTarget(r) + "\"" + egressIDN(r)
 	case egress.ReasonAddressRefused:
 		if strings.Contains(r.Detail, "link-local") {
 			return "the egress policy refuses this address (" + r.Detail + "), whatever is allowed: cloud metadata lives there",
@@ -500,7 +500,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 			return "a deny rule refuses this address", "\"mcpward egress list\" shows the rules; correct the url in " + r.Origin
 		}
 		return "the egress policy admits https only to public addresses, and this one is not (" + r.Detail + ")",
-			"if it is your own network, allow it: \"mcpward egress allow " + egressTarget(r) + "\" (or its range); otherwise correct the url in " + r.Origin
+			"if it is your own network, allow it: \"mcpward egress allow " + egressTarget(r) + "\"" + egressIDN(r) + " (or its range); otherwise correct the url in " + r.Origin
 	case egress.ReasonHostRefused:
 		return "a deny rule refuses this host", "\"mcpward egress list\" shows the rules (\"mcpward egress remove HOST\" forgets one of yours)"
 	case egress.ReasonSchemeRefused, egress.ReasonOpaqueRefused, egress.ReasonUserinfoRefused, egress.ReasonHostMissing,
@@ -524,6 +524,17 @@ func egressTarget(r composition.Result) string {
 		return "HOST"
 	}
 	return termsafe.Line(u.Hostname())
+}
+
+// egressIDN is " (HOST is UNICODE)" when the host egressTarget names is
+// an internationalized name, so a fix that names it in ASCII still shows
+// which host it is; "" otherwise.
+func egressIDN(r composition.Result) string {
+	h := egressTarget(r)
+	if u, ok := egress.HostToUnicode(h); ok && u != h {
+		return " (" + h + " is " + termsafe.Line(u) + ")"
+	}
+	return ""
 }
 
 // Program returns the command r would run, as projected (secrets masked),

@@ -14,14 +14,16 @@ import (
 // transport admits again before it spawns or dials). ok is false when the
 // name has no definition, when it no longer materializes, or when what it
 // materializes to now is not what was decided on (its fingerprint
-// changed: a variable changed meanwhile).
+// changed: a variable changed meanwhile), or when the managed policy
+// refuses what it would run now (a secret variable, whose value the
+// fingerprint leaves out, changed meanwhile).
 func (h *Host) connectTarget(res definition.Resolution, name, fp string) (ports.Target, *definition.Materialized, bool) {
 	s, found := res.Server(name)
 	if !found || s.Def == nil {
 		return ports.Target{}, nil, false
 	}
 	m, err := definition.Materialize(s.Def, h.lookup)
-	if err != nil || definition.Fingerprint(m) != fp {
+	if err != nil || definition.Fingerprint(m) != fp || res.PolicyVerdict(m) != "" {
 		return ports.Target{}, nil, false
 	}
 	return targetOf(m, fp), m, true

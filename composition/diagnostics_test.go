@@ -280,9 +280,12 @@ func TestHTTPFailureClasses(t *testing.T) {
 }
 
 // TestFailureDetailProgramIsMasked: the program of a failed server is
-// shown as the projection shows it, never with a secret's value.
+// shown as the projection shows it, never with a secret's value: a
+// literal credential in its path is masked, and a credential-shaped
+// variable never reaches the command at all (refused by name, issue 22).
 func TestFailureDetailProgramIsMasked(t *testing.T) {
 	const secretValue = "cnry-path-secret-123"
+	const literal = "ghp_0123456789abcdefghijABCDEFGH"
 	r := newRig(t, Config{
 		Authority: NewRootAuthority(t.TempDir(), nil),
 		Lookup: func(name string) (string, bool) {
@@ -292,13 +295,21 @@ func TestFailureDetailProgramIsMasked(t *testing.T) {
 			return "", false
 		},
 	})
-	f := r.host.Connect(context.Background(), stdioDoc("/opt/${DEPLOY_TOKEN}/server", nil, ""), &ConnectOptions{Supervisor: fastRetries()})
+	f := r.host.Connect(context.Background(), stdioDoc("/opt/"+literal+"/server", nil, ""), &ConnectOptions{Supervisor: fastRetries()})
 	t.Cleanup(func() { _ = f.Close() })
 	res := result(t, f, "s")
 	require.Equal(t, "program_not_found", res.Reason)
-	assert.Equal(t, "/opt/"+secret.RedactedVar("DEPLOY_TOKEN")+"/server", res.Detail.Program)
+	assert.Equal(t, "/opt/"+secret.Redacted+"/server", res.Detail.Program)
 	assert.Equal(t, res.Evaluation.Projection.Command, res.Detail.Program, "exactly the projection's")
 	b, err := json.Marshal(f.Servers())
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(b), literal), "a ServerResult carries the literal")
+
+	f2 := r.host.Connect(context.Background(), stdioDoc("/opt/${DEPLOY_TOKEN}/server", nil, ""), &ConnectOptions{Supervisor: fastRetries()})
+	t.Cleanup(func() { _ = f2.Close() })
+	res = result(t, f2, "s")
+	assert.Equal(t, definition.RefusalSecretInCommand, res.Evaluation.Reason)
+	b, err = json.Marshal(f2.Servers())
 	require.NoError(t, err)
 	assert.False(t, strings.Contains(string(b), secretValue), "a ServerResult carries the secret")
 }

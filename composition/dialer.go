@@ -87,7 +87,7 @@ func newHTTPFactory(cfg Config) *httptransport.Factory {
 // every launch is refused with ReasonNoProcessAuthority) and cfg.Stdio
 // (nil means stdiotransport's defaults). It is a Wire provider.
 func newLauncher(cfg Config) *stdiotransport.Launcher {
-	return stdiotransport.New(processAuthority(cfg), cfg.Stdio)
+	return stdiotransport.New(neutralAuthority{inner: processAuthority(cfg)}, cfg.Stdio)
 }
 
 // newDialer returns a Dialer building HTTP transports with f, stdio
@@ -111,7 +111,9 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     httptransport.Factory.Transport (the egress policy's own reasons,
 //     Class Refused, for a URL it refuses: nothing is connected);
 //   - stdio: those of stdiotransport.Launcher.Transport (the authority's
-//     refusal, the cwd and program checks);
+//     refusal, the cwd and program checks), and ReasonWorkdirFailed when
+//     the neutral working directory of a managed, user or plugin server
+//     without cwd could not be made (workdir.go);
 //   - any other Kind: Class Config, ReasonTransportUnsupported.
 //
 // The Conn it returns:
@@ -129,7 +131,8 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     (see classifyStdio) and ClassifyConnect those of initialize (the
 //     child's output ending there is ReasonServerExited); Trace is nil;
 //     Release closes the transport, reaping the child within the
-//     transport's bound; InboundFilter is
+//     transport's bound, then removes the server's neutral working
+//     directory if it has one; InboundFilter is
 //     stdiotransport.Transport.SetInboundFilter.
 func (d *Dialer) Dial(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 	switch t.Kind {
@@ -153,6 +156,14 @@ func (d *Dialer) admit(ctx context.Context, t ports.Target) error {
 	case ports.TransportHTTP:
 		return d.http.Admit(ctx, t)
 	case ports.TransportStdio:
+		if needsNeutralDir(t) {
+			dir, err := makeNeutralDir(t.ServerID)
+			if err != nil {
+				return err
+			}
+			defer removeNeutralDir(dir)
+			t.Cwd = dir
+		}
 		return d.stdio.Admit(ctx, t)
 	}
 	return &refusal.Error{Class: refusal.Config, Reason: ReasonTransportUnsupported, Server: t.ServerID,
@@ -189,8 +200,17 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 }
 
 func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
+	neutral := ""
+	if needsNeutralDir(t) {
+		dir, err := makeNeutralDir(t.ServerID)
+		if err != nil {
+			return nil, err
+		}
+		neutral, t.Cwd = dir, dir
+	}
 	tr, err := d.stdio.Transport(ctx, t)
 	if err != nil {
+		removeNeutralDir(neutral)
 		return nil, err
 	}
 	server := t.ServerID
@@ -199,8 +219,11 @@ func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Con
 		Classify:        func(err error) *refusal.Error { return classifyStdio(err, tr, server) },
 		ClassifyConnect: func(err error) *refusal.Error { return classifyStdioConnect(err, tr, server) },
 		Abort:           func() { _ = tr.Kill() },
-		Release:         func() { _ = tr.Close() },
-		InboundFilter:   tr.SetInboundFilter,
+		Release: func() {
+			_ = tr.Close()
+			removeNeutralDir(neutral)
+		},
+		InboundFilter: tr.SetInboundFilter,
 	}, nil
 }
 

@@ -92,9 +92,15 @@ const (
 	// ReasonOAuthSignInUnavailable (oauth and no Authenticator registered
 	// for the server), ReasonHeaderHelperNotAllowed (a headersHelper not in
 	// Config.HelperAllowList) or httptransport.ReasonHelperArgvInvalid (a
-	// headersHelper whose program is not an absolute path); such a Result
-	// keeps its Fingerprint and Projection, reaches no activation decision
-	// (no audit record) and cannot be approved.
+	// headersHelper whose program is not an absolute path); or the managed
+	// policy's verdict on what the definition runs, expanded
+	// (definition.ReasonPolicyDenied, definition.ReasonPolicyNotAllowed;
+	// see definition.Resolution.PolicyVerdict), or on a definition whose
+	// expansion is unknown and which a deny entry could match; or
+	// definition.RefusalSecretInURL for a secret value that, expanded,
+	// would decide the URL's host. Such a Result keeps its Fingerprint and
+	// Projection, reaches no activation decision (no audit record) and
+	// cannot be approved.
 	StateRefused State = "refused"
 )
 
@@ -249,7 +255,12 @@ type Config struct {
 	// Authority decides every stdio launch (allowed root, baseline
 	// environment); see NewRootAuthority and NewEnvAuthority. nil means
 	// every stdio launch is refused (ReasonNoProcessAuthority): a
-	// definition never grants itself execution authority.
+	// definition never grants itself execution authority. A managed, user
+	// or plugin server whose definition sets no cwd runs in a fresh, empty,
+	// private directory instead of the granted root (the authority is
+	// still asked, with the definition's own cwd; see workdir.go), so a
+	// server trusted in every workspace never runs in the one opened; a
+	// project or local server without cwd runs in the granted root.
 	Authority ports.ProcessAuthority
 	// Egress admits every HTTP URL before any attempt and every dialled
 	// address at dial time. nil means core/egress's strict default (https
@@ -382,7 +393,7 @@ func (h *Host) evaluate(ctx context.Context, srcs []definition.Source) (Evaluati
 	res := h.resolve(srcs)
 	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
-		r := h.materialize(ctx, s)
+		r := h.materialize(ctx, res, s)
 		if r.State == StateAllowed && r.subject != nil {
 			dec, err := h.decider.Decide(ctx, *r.subject)
 			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
@@ -447,6 +458,22 @@ func (h *Host) RevokeAll(ctx context.Context, name string) (int, error) {
 	}
 	n, err := h.decider.RevokeAll(ctx, name, h.actor)
 	return removed + n, err
+}
+
+// Review returns the approval review of the server named name in srcs:
+// definition.ReviewDefinition of the definition that wins its name (what
+// the file wrote, credentials masked by their exact extent, and the notes
+// the person approving must read). ok is false when no source defines
+// name or its winning entry is malformed or ambiguous. A Review holds env
+// and header values as written: it is for the person deciding whether to
+// approve (show, approve), never for a status view, a log or an error,
+// which print the Projection. It reads nothing but srcs.
+func (h *Host) Review(srcs []definition.Source, name string) (definition.Review, bool) {
+	s, ok := h.resolve(srcs).Server(name)
+	if !ok || s.Def == nil {
+		return definition.Review{}, false
+	}
+	return definition.ReviewDefinition(s.Def), true
 }
 
 // Check is the outcome of probing one store of the Host.
@@ -542,11 +569,12 @@ func (h *Host) resolve(srcs []definition.Source) definition.Resolution {
 // subject resolves srcs and returns the activation subject of name, or the
 // refusal saying why there is none.
 func (h *Host) subject(ctx context.Context, srcs []definition.Source, name string) (activation.Subject, error) {
-	s, ok := h.resolve(srcs).Server(name)
+	res := h.resolve(srcs)
+	s, ok := res.Server(name)
 	if !ok {
 		return activation.Subject{}, refusal.New(refusal.Config, ReasonUnknownServer, name)
 	}
-	r := h.materialize(ctx, s)
+	r := h.materialize(ctx, res, s)
 	if r.State != StateAllowed || r.subject == nil {
 		return activation.Subject{}, &refusal.Error{
 			Class:  refusal.Config,
@@ -566,7 +594,7 @@ func (h *Host) subject(ctx context.Context, srcs []definition.Source, name strin
 // the egress policy, the process authority, a cwd outside the root) or
 // StateUnresolved (any other class: a URL that is not http(s), a program
 // not on the child's PATH) with the admission's reason and detail.
-func (h *Host) materialize(ctx context.Context, s definition.Server) Result {
+func (h *Host) materialize(ctx context.Context, res definition.Resolution, s definition.Server) Result {
 	r := Result{
 		Name:       s.Name,
 		Reason:     s.Reason,
@@ -609,13 +637,31 @@ func (h *Host) materialize(ctx context.Context, s definition.Server) Result {
 			r.Detail = ref.Detail
 		}
 		if r.State == StateAllowed {
-			r.State, r.Reason = StateUnresolved, refusal.ReasonOf(err)
+			switch reason := refusal.ReasonOf(err); {
+			case reason == definition.RefusalSecretInURL:
+				// A secret value, expanded, would move the URL's host
+				// (Decode refuses what the text alone shows).
+				r.State, r.Reason = StateRefused, reason
+			case s.PolicyPending && res.PolicyVerdictUnexpanded(s.Def) != "":
+				// What it would run is unknown, and a managed deny entry
+				// could match it: fail closed.
+				r.State, r.Reason, r.Detail = StateRefused, res.PolicyVerdictUnexpanded(s.Def), ""
+			default:
+				r.State, r.Reason = StateUnresolved, reason
+			}
 		}
 		return r
 	}
 	p := definition.Project(m)
 	r.Projection = &p
 	r.Fingerprint = definition.Fingerprint(m)
+	if r.State == StateAllowed {
+		// The managed policy judges what runs (Resolve decided only the
+		// definitions without templates).
+		if why := res.PolicyVerdict(m); why != "" {
+			r.State, r.Reason = StateRefused, why
+		}
+	}
 	if r.State == StateAllowed {
 		kind, ref := h.auth.decide(s.Def, r.Fingerprint)
 		r.Auth = kind
@@ -665,13 +711,14 @@ func (h *Host) target(ctx context.Context, srcs []definition.Source, name string
 // was built from (nil when ok is false), whose record of secret stretches
 // masks what the server prints.
 func (h *Host) materialTarget(ctx context.Context, srcs []definition.Source, name string) (ports.Target, *definition.Materialized, Result, bool) {
-	s, found := h.resolve(srcs).Server(name)
+	res := h.resolve(srcs)
+	s, found := res.Server(name)
 	if !found || s.Def == nil {
 		return ports.Target{}, nil, Result{}, false
 	}
-	r := h.materialize(ctx, s)
+	r := h.materialize(ctx, res, s)
 	m, err := definition.Materialize(s.Def, h.lookup)
-	if err != nil {
+	if err != nil || res.PolicyVerdict(m) != "" {
 		return ports.Target{}, nil, r, false
 	}
 	return targetOf(m, r.Fingerprint), m, r, true

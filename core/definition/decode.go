@@ -59,6 +59,9 @@ const (
 	// RefusalHeadersHelperNotArgv: "headersHelper" is a string (a shell
 	// line) instead of an exact argv. The string is not kept.
 	RefusalHeadersHelperNotArgv = "headers_helper_not_argv"
+	// RefusalSecretInCommand, RefusalSecretInCwd and RefusalSecretInURL
+	// (target.go) come last: a secret decides what runs or where it
+	// connects.
 )
 
 // The root keys Decode reads. Every other root key is ignored, because
@@ -153,6 +156,9 @@ const decodeMaxDepth = 10000
 //
 // An sse or ws entry is validated as an http entry and, when well-formed,
 // is a Definition refused by name (RefusalTransportSSE, RefusalTransportWS).
+// A well-formed entry whose command or cwd holds a secret template, or
+// whose url's scheme, host or port does, is refused by name too
+// (RefusalSecretInCommand, RefusalSecretInCwd, RefusalSecretInURL).
 //
 // No Problem, Field or Name ever holds a value from the document: Field is
 // a schema field name ("oauth.callbackPort"), or for EntryUnknownField and
@@ -228,8 +234,9 @@ func Decode(src Source) Document {
 //   - "allowedMcpServers", "deniedMcpServers": arrays of objects, each with
 //     exactly one of "serverName" (a valid server name), "serverCommand"
 //     (a non-empty array of strings, the first non-empty, none holding
-//     NUL) or "serverUrl" (a non-empty string without NUL); any other key
-//     is malformed.
+//     NUL) or "serverUrl" (a non-empty string without NUL), and, beside
+//     "serverCommand" only, an optional "serverEnv" (an object of strings,
+//     keys non-empty without "=", no NUL); any other key is malformed.
 //   - "deniedTools": an array of non-empty strings without NUL.
 func decodePolicy(members []decodeMember) (*Policy, bool) {
 	var pol Policy
@@ -277,11 +284,32 @@ func decodeMatchers(v *decodeValue) ([]ServerMatcher, bool) {
 	}
 	out := make([]ServerMatcher, 0, len(v.elems))
 	for _, e := range v.elems {
-		if e.kind != decodeObject || len(e.members) != 1 {
+		if e.kind != decodeObject || len(e.members) == 0 || len(e.members) > 2 {
 			return nil, false
 		}
-		m := e.members[0]
 		var sm ServerMatcher
+		m := e.members[0]
+		if len(e.members) == 2 {
+			// "serverEnv" beside "serverCommand", in either order.
+			envM := e.members[1]
+			if m.key == "serverEnv" {
+				m, envM = envM, m
+			}
+			if m.key != "serverCommand" || envM.key != "serverEnv" || envM.val.kind != decodeObject {
+				return nil, false
+			}
+			if _, dup := decodeDuplicateKey(envM.val.members, false); dup {
+				return nil, false
+			}
+			sm.Env = make(map[string]string, len(envM.val.members))
+			for _, kv := range envM.val.members {
+				if kv.val.kind != decodeString || kv.key == "" || strings.ContainsAny(kv.key, "=\x00") ||
+					strings.IndexByte(kv.val.str, 0) >= 0 {
+					return nil, false
+				}
+				sm.Env[kv.key] = kv.val.str
+			}
+		}
 		switch m.key {
 		case "serverName":
 			if m.val.kind != decodeString || !decodeValidName(m.val.str) {
@@ -537,6 +565,8 @@ func decodeEntry(src Source, name string, v *decodeValue) Entry {
 		def.Refusal = RefusalOAuthClientSecret
 	case st.helperIsShell:
 		def.Refusal = RefusalHeadersHelperNotArgv
+	default:
+		def.Refusal = targetRefusal(def)
 	}
 	return Entry{Name: name, Def: def}
 }

@@ -26,6 +26,7 @@ var (
 	decodeFuzzRefusals = map[string]bool{
 		"": true, definition.RefusalTransportSSE: true, definition.RefusalTransportWS: true,
 		definition.RefusalOAuthClientSecret: true, definition.RefusalHeadersHelperNotArgv: true,
+		definition.RefusalSecretInCommand: true, definition.RefusalSecretInCwd: true, definition.RefusalSecretInURL: true,
 	}
 	decodeFuzzSourceProblems = map[definition.ProblemKind]bool{
 		definition.ProblemMalformedDocument: true, definition.ProblemMalformedRoot: true,

@@ -9,47 +9,52 @@ import (
 
 // FingerprintVersion is the tag that opens the fingerprint encoding. It
 // changes whenever the encoding does, so fingerprints of different
-// encodings never compare equal by accident.
-const FingerprintVersion = "mcpward-fp-v1"
+// encodings never compare equal by accident. v2 (issue 22) hashes the
+// definition as written; every approval made under v1 asks again.
+const FingerprintVersion = "mcpward-fp-v2"
 
 // Fingerprint returns the definition fingerprint of m: the lowercase hex
 // SHA-256 of a canonical, injective encoding of every field that decides
 // what runs or where it connects — Name, Kind, Command, Args, Env (keys and
 // values), Cwd, URL, Headers (keys and values), HeadersHelper, OAuth
 // (ClientID, Scopes, CallbackPort, MetadataURL, ClientMetadataURL),
-// RequiresTrustedWorkspace,
-// Refusal, and IncludeTools and ExcludeTools (they decide which tools run).
-// The tool filter lines are written only when a filter is present, so a
-// definition without one keeps the fingerprint it had before filters
-// existed, while an empty includeTools (no tool at all) still differs from
-// none. Likewise clientMetadataUrl is written only when set.
+// RequiresTrustedWorkspace, Refusal, and IncludeTools and ExcludeTools
+// (they decide which tools run).
 //
-// Secrets are never hashed; each is replaced by a marker naming its source:
-//   - a secret stretch by "var:NAME": one a credential-shaped variable
-//     produced (its default included), or one a template produced where a
-//     credential goes whatever its variable is called (an argument after
-//     a credential-shaped flag, --api-key=${X}, ?token=${X}, Bearer ${X},
-//     a userinfo password, _authToken=${X}; see Stretch.Secret);
-//   - a whole value under a credential-shaped key (Value.KeySecret) by
-//     "env:KEY" or "header:key" (the header key lower-cased).
+// It covers the definition AS WRITTEN, and the environment only where that
+// is not a secret:
+//   - every literal stretch of every value is hashed, in any position and
+//     under any key (a credential-shaped env or header key, after
+//     --api-key, after "Bearer " included): two different literals never
+//     fingerprint alike, whatever makes them secret for display;
+//   - every template is hashed as a marker naming its variable, followed
+//     by its default as written when it has one (":-" and nothing after
+//     it is a default too): which variable feeds a value, and what it
+//     falls back to, are identity;
+//   - the expanded value of a template is hashed after its marker, unless
+//     the stretch is secret (Stretch.Secret: a credential-shaped variable,
+//     a template where a credential goes, any template under a
+//     credential-shaped key or after a credential-shaped flag). So a
+//     changed NODE_OPTIONS or HOME value changes the fingerprint, while
+//     rotating the value of the same credential variable does not.
 //
-// So rotating a credential keeps the fingerprint, while any other change
-// (a NODE_OPTIONS value, the URL's host, text moved between arguments)
-// changes it. Markers and literal text are tagged differently in the
-// encoding, so no literal can collide with a marker. Literal text is hashed
-// as it is, in every argument, the URL and every value not under a
-// credential-shaped key: the literal-shape guess of secret.MaskLiterals
-// never touches the fingerprint, so two different literal tokens
-// fingerprint differently, and so does a literal written after a
-// credential-shaped flag ("--api-key", "sk_live_…"), which a definition's
-// author controls and which, unlike an env value under API_KEY, may be an
-// ordinary argument after a flag that takes none.
+// Nothing that is secret only because of the environment enters it, and
+// everything the file says does: an edit to the file (a literal, a
+// variable's name, a default, a key, a position, the command, the cwd, the
+// URL, a header's name) changes it; a change of the environment changes it
+// only through a non-secret variable. The literal-shape guess of
+// secret.MaskLiterals never touches it. A fingerprint is a SHA-256 over
+// literals written in the file: someone who sees it and knows the rest of
+// the file can test guesses of a short literal secret (write credentials
+// as ${VAR} to keep them out).
 //
 // Tier and Origin are provenance, not content, and are left out:
 // activation binds them separately. Timeout is left out too: it bounds how
 // long a request may take, and changes neither what runs nor where it
-// connects, so changing it needs no new approval. Map order never matters (keys are
-// sorted). The encoding opens with FingerprintVersion.
+// connects, so changing it needs no new approval. Map order never matters
+// (keys are sorted). The tool filter lines are written only when a filter
+// is present (an empty includeTools, no tool at all, still differs from
+// none), and clientMetadataUrl only when set.
 //
 // m must come from Materialize. Fingerprint(nil) is "".
 func Fingerprint(m *Materialized) string {
@@ -64,18 +69,18 @@ func Fingerprint(m *Materialized) string {
 }
 
 // fpEncode returns the canonical encoding Fingerprint hashes. It is
-// unexported on purpose: it holds non-secret values that are still not for
-// display (an env value of no recognisable shape may be a credential).
+// unexported on purpose: it holds literals and non-secret values that are
+// still not for display.
 //
 // Layout, one field per line in a fixed order, every string written with
 // strconv.Quote (injective, so no string can break the structure):
 //
-//	mcpward-fp-v1
+//	mcpward-fp-v2
 //	name "id"
 //	kind "stdio"
 //	command [L"npx"]
-//	args [[L"-y"] [L"--token=" S"var:TOKEN"]]
-//	env {"API_KEY" [S"env:API_KEY"] "NODE_OPTIONS" [L"--max-old-space-size=1"]}
+//	args [[L"-y"] [L"--token=" V"GITHUB_TOKEN"] [V"LEVEL" D"info" E"debug"]]
+//	env {"API_KEY" [L"literal"] "NODE_OPTIONS" [L"--max-old-space-size=1"]}
 //	cwd []
 //	url []
 //	headers {}
@@ -86,10 +91,10 @@ func Fingerprint(m *Materialized) string {
 //	includeTools ["a" "b"]      (only when IncludeTools is non-nil)
 //	excludeTools ["c"]          (only when ExcludeTools is non-nil)
 //
-// A value is a list of segments: L"…" for literal text (adjacent literal
-// text merged, empty text omitted, so how a literal was produced does not
-// matter) and S"…" for a secret marker (one per secret stretch, even an
-// empty one).
+// A value is a list of segments in the order written: L"…" for a run of
+// literal text (a run between two templates is one segment; an empty one
+// is omitted), and for each template V"NAME", then D"…" when it has a
+// default, then E"…" (its expanded text) unless its stretch is secret.
 func fpEncode(m *Materialized) []byte { return fpAppend(nil, m) }
 
 // fpAppend appends fpEncode's encoding of m to b. Fingerprint hands it a
@@ -102,22 +107,22 @@ func fpAppend(b []byte, m *Materialized) []byte {
 	b = append(b, "\nkind "...)
 	b = strconv.AppendQuote(b, string(d.Kind))
 	b = append(b, "\ncommand "...)
-	b = fpValue(b, m.Command)
+	b = fpValue(b, d.Command, m.Command)
 	b = append(b, "\nargs ["...)
 	for i, a := range m.Args {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = fpValue(b, a)
+		b = fpValue(b, d.Args[i], a)
 	}
 	b = append(b, "]\nenv "...)
-	b = fpMap(b, m.Env, "env:", false)
+	b = fpMap(b, m.Env, d.Env)
 	b = append(b, "\ncwd "...)
-	b = fpValue(b, m.Cwd)
+	b = fpValue(b, d.Cwd, m.Cwd)
 	b = append(b, "\nurl "...)
-	b = fpValue(b, m.URL)
+	b = fpValue(b, d.URL, m.URL)
 	b = append(b, "\nheaders "...)
-	b = fpMap(b, m.Headers, "header:", true)
+	b = fpMap(b, m.Headers, d.Headers)
 	b = append(b, "\nheadersHelper "...)
 	b = fpStrings(b, d.HeadersHelper)
 	b = append(b, "\noauth "...)
@@ -160,10 +165,9 @@ func fpAppend(b []byte, m *Materialized) []byte {
 	return b
 }
 
-// fpMap writes a map of values as {key value key value …}, keys sorted.
-// keyMarker is the marker a KeySecret value becomes, followed by its key
-// (lower-cased when lowerKey).
-func fpMap(b []byte, m map[string]Value, keyMarker string, lowerKey bool) []byte {
+// fpMap writes a map of values as {key value key value …}, keys sorted;
+// written holds each value's template as written.
+func fpMap(b []byte, m map[string]Value, written map[string]string) []byte {
 	b = append(b, '{')
 	var keyBuf [matKeyBuf]string
 	for i, k := range matSortedKeysInto(keyBuf[:0], m) {
@@ -172,41 +176,46 @@ func fpMap(b []byte, m map[string]Value, keyMarker string, lowerKey bool) []byte
 		}
 		b = strconv.AppendQuote(b, k)
 		b = append(b, ' ')
-		v := m[k]
-		if v.KeySecret {
-			mk := k
-			if lowerKey {
-				mk = strings.ToLower(k)
-			}
-			b = append(b, "[S"...)
-			b = strconv.AppendQuote(b, keyMarker+mk)
-			b = append(b, ']')
-			continue
-		}
-		b = fpValue(b, v)
+		b = fpValue(b, written[k], m[k])
 	}
 	return append(b, '}')
 }
 
-// fpValue writes v's segments: the literal text between secret stretches
-// (non-secret stretches are literal text too, so adjacent literal text is
-// one segment) and one marker per secret stretch.
-func fpValue(b []byte, v Value) []byte {
+// fpValue writes the segments of v, the materialization of the template
+// written (see fpEncode): its literal runs and templates in order, each
+// template's marker, default and, unless secret, expansion (the k-th
+// stretch of v is the k-th template of written).
+func fpValue(b []byte, written string, v Value) []byte {
 	b = append(b, '[')
 	first := true
-	last := 0
-	for _, s := range v.Stretches {
-		if !s.Secret {
-			continue
+	k, i := 0, 0
+	for {
+		j := strings.Index(written[i:], "${")
+		if j < 0 {
+			break
 		}
-		if lit := v.Text[last:s.Start]; lit != "" {
-			b = fpSegment(b, &first, 'L', lit)
+		at := i + j
+		p, n := matParseTemplate(written[at:])
+		if n == 0 {
+			break // never after a successful Materialize
 		}
-		b = fpSegment(b, &first, 'S', "var:"+s.Var)
-		last = s.End
+		if at > i {
+			b = fpSegment(b, &first, 'L', written[i:at])
+		}
+		b = fpSegment(b, &first, 'V', p.name)
+		if p.hasDefault {
+			b = fpSegment(b, &first, 'D', p.text)
+		}
+		if k < len(v.Stretches) {
+			if s := v.Stretches[k]; !s.Secret {
+				b = fpSegment(b, &first, 'E', v.Text[s.Start:s.End])
+			}
+		}
+		k++
+		i = at + n
 	}
-	if lit := v.Text[last:]; lit != "" {
-		b = fpSegment(b, &first, 'L', lit)
+	if i < len(written) {
+		b = fpSegment(b, &first, 'L', written[i:])
 	}
 	return append(b, ']')
 }

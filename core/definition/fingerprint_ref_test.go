@@ -19,22 +19,22 @@ func fpEncodeReference(m *Materialized) []byte {
 	b.WriteString("\nkind ")
 	b.WriteString(strconv.Quote(string(d.Kind)))
 	b.WriteString("\ncommand ")
-	fpRefValue(&b, m.Command)
+	fpRefValue(&b, d.Command, m.Command)
 	b.WriteString("\nargs [")
 	for i, a := range m.Args {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fpRefValue(&b, a)
+		fpRefValue(&b, d.Args[i], a)
 	}
 	b.WriteString("]\nenv ")
-	fpRefMap(&b, m.Env, "env:", false)
+	fpRefMap(&b, m.Env, d.Env)
 	b.WriteString("\ncwd ")
-	fpRefValue(&b, m.Cwd)
+	fpRefValue(&b, d.Cwd, m.Cwd)
 	b.WriteString("\nurl ")
-	fpRefValue(&b, m.URL)
+	fpRefValue(&b, d.URL, m.URL)
 	b.WriteString("\nheaders ")
-	fpRefMap(&b, m.Headers, "header:", true)
+	fpRefMap(&b, m.Headers, d.Headers)
 	b.WriteString("\nheadersHelper ")
 	fpRefStrings(&b, d.HeadersHelper)
 	b.WriteString("\noauth ")
@@ -78,9 +78,7 @@ func fpEncodeReference(m *Materialized) []byte {
 }
 
 // fpRefMap writes a map of values as {key value key value …}, keys sorted.
-// keyMarker is the marker a KeySecret value becomes, followed by its key
-// (lower-cased when lowerKey).
-func fpRefMap(b *strings.Builder, m map[string]Value, keyMarker string, lowerKey bool) {
+func fpRefMap(b *strings.Builder, m map[string]Value, written map[string]string) {
 	b.WriteByte('{')
 	for i, k := range matSortedKeys(m) {
 		if i > 0 {
@@ -88,24 +86,15 @@ func fpRefMap(b *strings.Builder, m map[string]Value, keyMarker string, lowerKey
 		}
 		b.WriteString(strconv.Quote(k))
 		b.WriteByte(' ')
-		v := m[k]
-		if v.KeySecret {
-			mk := k
-			if lowerKey {
-				mk = strings.ToLower(k)
-			}
-			b.WriteString("[S")
-			b.WriteString(strconv.Quote(keyMarker + mk))
-			b.WriteByte(']')
-			continue
-		}
-		fpRefValue(b, v)
+		fpRefValue(b, written[k], m[k])
 	}
 	b.WriteByte('}')
 }
 
-// fpRefValue writes v's segments.
-func fpRefValue(b *strings.Builder, v Value) {
+// fpRefValue writes v's segments from the parts of its template as
+// written: literal parts as L, templates as V, D (with a default) and E
+// (unless the matching stretch is secret).
+func fpRefValue(b *strings.Builder, written string, v Value) {
 	b.WriteByte('[')
 	first := true
 	seg := func(tag byte, s string) {
@@ -116,25 +105,22 @@ func fpRefValue(b *strings.Builder, v Value) {
 		b.WriteByte(tag)
 		b.WriteString(strconv.Quote(s))
 	}
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			seg('L', lit.String())
-			lit.Reset()
-		}
-	}
-	last := 0
-	for _, s := range v.Stretches {
-		if !s.Secret {
+	parts, _ := matParse(written)
+	k := 0
+	for _, p := range parts {
+		if !p.template {
+			seg('L', p.raw)
 			continue
 		}
-		lit.WriteString(v.Text[last:s.Start])
-		flush()
-		seg('S', "var:"+s.Var)
-		last = s.End
+		seg('V', p.name)
+		if p.hasDefault {
+			seg('D', p.text)
+		}
+		if st := v.Stretches[k]; !st.Secret {
+			seg('E', v.Text[st.Start:st.End])
+		}
+		k++
 	}
-	lit.WriteString(v.Text[last:])
-	flush()
 	b.WriteByte(']')
 }
 

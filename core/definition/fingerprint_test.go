@@ -178,18 +178,35 @@ func TestFingerprintChanges(t *testing.T) {
 		{"rotate secret var to empty", func(_ *Definition, v map[string]string) { v["GITHUB_TOKEN"] = "" }, true},
 		{"rotate secret in url", func(_ *Definition, v map[string]string) { v["MCP_TOKEN"] = "t2" }, true},
 		{"rotate secret under plain header key", func(_ *Definition, v map[string]string) { v["SIGNING_KEY"] = "sig2" }, true},
-		{"rotate literal under credential env key", func(d *Definition, _ map[string]string) { d.Env["API_KEY"] = "literal-api-key-2" }, true},
-		{"rotate literal under credential header key", func(d *Definition, _ map[string]string) { d.Headers["Authorization"] = "Bearer xyz" }, true},
-		{"credential env value becomes template", func(d *Definition, v map[string]string) {
-			d.Env["API_KEY"] = "${OTHER_THING}"
-			v["OTHER_THING"] = "x"
-		}, true},
-		{"session header rotated", func(d *Definition, _ map[string]string) { d.Headers["X-Session"] = "s2" }, true},
 		{"provenance tier", func(d *Definition, _ map[string]string) { d.Tier = ports.TierManaged }, true},
 		{"provenance origin", func(d *Definition, _ map[string]string) { d.Origin = "/elsewhere" }, true},
 		{"request timeout", func(d *Definition, _ map[string]string) { d.Timeout = 5 * time.Minute }, true},
 		{"unrelated variable", func(_ *Definition, v map[string]string) { v["UNUSED"] = "x" }, true},
-		{"literal equals non-secret expansion", func(d *Definition, _ map[string]string) { d.Args[2] = "--mode=fast" }, true},
+
+		// Everything written is identity (issue 22): literals under any key,
+		// which variable feeds a value, a default, a literal standing where
+		// a template stood.
+		{"literal under credential env key", func(d *Definition, _ map[string]string) { d.Env["API_KEY"] = "literal-api-key-2" }, false},
+		{"literal under credential header key", func(d *Definition, _ map[string]string) { d.Headers["Authorization"] = "Bearer xyz" }, false},
+		{"credential env value becomes template", func(d *Definition, v map[string]string) {
+			d.Env["API_KEY"] = "${OTHER_THING}"
+			v["OTHER_THING"] = "x"
+		}, false},
+		{"session header literal", func(d *Definition, _ map[string]string) { d.Headers["X-Session"] = "s2" }, false},
+		{"literal equals non-secret expansion", func(d *Definition, _ map[string]string) { d.Args[2] = "--mode=fast" }, false},
+		{"credential variable swapped in env", func(d *Definition, v map[string]string) {
+			d.Env["GITHUB_TOKEN"] = "${AWS_SECRET_ACCESS_KEY}"
+			v["AWS_SECRET_ACCESS_KEY"] = v["GITHUB_TOKEN"]
+		}, false},
+		{"credential variable swapped in header", func(d *Definition, v map[string]string) {
+			d.Headers["X-Sig"] = "${OTHER_SIGNING_KEY}"
+			v["OTHER_SIGNING_KEY"] = v["SIGNING_KEY"]
+		}, false},
+		{"position variable swapped", func(d *Definition, v map[string]string) {
+			d.URL = "https://mcp.example.com/mcp?token=${OTHER}"
+			v["OTHER"] = v["MCP_TOKEN"]
+		}, false},
+		{"default added to a credential variable", func(d *Definition, _ map[string]string) { d.Env["GITHUB_TOKEN"] = "${GITHUB_TOKEN:-}" }, false},
 
 		// Everything else changes it.
 		{"node options", func(d *Definition, _ map[string]string) { d.Env["NODE_OPTIONS"] = "--require=/tmp/evil.js" }, false},
@@ -300,31 +317,45 @@ func TestFingerprintMapOrder(t *testing.T) {
 	}
 }
 
-// TestFingerprintSecretDefault: a credential-shaped variable's stretch is a
-// marker whether the value or the default produced it.
+// TestFingerprintSecretDefault: a credential-shaped variable's stretch is
+// its marker and its default as written, whether the value or the default
+// produced it; the expanded value is left out.
 func TestFingerprintSecretDefault(t *testing.T) {
 	d := Definition{Args: []string{"${DB_PASSWORD:-changeme}"}}
 	unset := Fingerprint(fpTMat(t, &d, nil))
 	set := Fingerprint(fpTMat(t, &d, map[string]string{"DB_PASSWORD": "real"}))
 	assert.Equal(t, unset, set)
-	enc := string(fpEncode(fpTMat(t, &d, nil)))
-	assert.NotContains(t, enc, "changeme")
-	assert.Contains(t, enc, `args [[S"var:DB_PASSWORD"]]`)
+	enc := string(fpEncode(fpTMat(t, &d, map[string]string{"DB_PASSWORD": "real"})))
+	assert.NotContains(t, enc, "real")
+	assert.Contains(t, enc, `args [[V"DB_PASSWORD" D"changeme"]]`)
 
-	// A non-secret default is content.
+	// The default is identity (attack 1 of issue 22: the code in a
+	// default changed, the approval held).
+	d2 := Definition{Args: []string{"${DB_PASSWORD:-changed}"}}
+	assert.NotEqual(t, unset, Fingerprint(fpTMat(t, &d2, nil)))
+
+	// A non-secret default is content, and so is its expansion.
 	d = Definition{Args: []string{"${LEVEL:-info}"}}
 	assert.NotEqual(t,
 		Fingerprint(fpTMat(t, &d, nil)),
 		Fingerprint(fpTMat(t, &d, map[string]string{"LEVEL": "debug"})))
+	assert.Contains(t, string(fpEncode(fpTMat(t, &d, map[string]string{"LEVEL": "debug"}))), `[V"LEVEL" D"info" E"debug"]`)
 }
 
-func TestFingerprintHeaderMarkerCanonical(t *testing.T) {
-	m := fpTMat(t, &Definition{Headers: map[string]string{"AUTHORIZATION": "x", "X-Api-Key": "y"}}, nil)
+// TestFingerprintKeySecretHashesWhatIsWritten: a value under a
+// credential-shaped key is hashed as written (literal, variable names,
+// defaults); only the expansions of its templates are left out.
+func TestFingerprintKeySecretHashesWhatIsWritten(t *testing.T) {
+	m := fpTMat(t, &Definition{
+		Headers: map[string]string{"AUTHORIZATION": "Bearer ${GITHUB_TOKEN}", "X-Api-Key": "literal"},
+		Env:     map[string]string{"Api_Key": "${HOME:-/h}"},
+	}, map[string]string{"GITHUB_TOKEN": "tok-value", "HOME": "/home/u"})
 	enc := string(fpEncode(m))
-	assert.Contains(t, enc, `"AUTHORIZATION" [S"header:authorization"]`)
-	assert.Contains(t, enc, `"X-Api-Key" [S"header:x-api-key"]`)
-	m = fpTMat(t, &Definition{Env: map[string]string{"Api_Key": "x"}}, nil)
-	assert.Contains(t, string(fpEncode(m)), `"Api_Key" [S"env:Api_Key"]`)
+	assert.Contains(t, enc, `"AUTHORIZATION" [L"Bearer " V"GITHUB_TOKEN"]`)
+	assert.Contains(t, enc, `"X-Api-Key" [L"literal"]`)
+	assert.Contains(t, enc, `"Api_Key" [V"HOME" D"/h"]`)
+	assert.NotContains(t, enc, "tok-value")
+	assert.NotContains(t, enc, "/home/u")
 }
 
 // BenchmarkFingerprint measures materializing and fingerprinting a large
@@ -365,17 +396,17 @@ func TestFingerprintSecretByPosition(t *testing.T) {
 		literal []string // the same place holding a literal instead
 		marker  string   // what the encoding holds in its place
 	}{
-		{"argument after --api-key", []string{"--api-key", "${X}"}, []string{"--api-key", "literal-1"}, `[S"var:X"]`},
-		{"argument after --token", []string{"-y", "--token", "${X}"}, []string{"-y", "--token", "literal-1"}, `[S"var:X"]`},
-		{"argument after --password, with text", []string{"--password", "pre${X}post"}, []string{"--password", "preliteral-1post"}, `[L"pre" S"var:X" L"post"]`},
-		{"argument after --client-secret", []string{"--client-secret", "${X}"}, []string{"--client-secret", "literal-1"}, `[S"var:X"]`},
-		{"--api-key=", []string{"--api-key=${X}"}, []string{"--api-key=literal-1"}, `[L"--api-key=" S"var:X"]`},
-		{"npm auth token", []string{"//registry.npmjs.org/:_authToken=${X}"}, []string{"//registry.npmjs.org/:_authToken=literal-1"}, `S"var:X"`},
-		{"bearer", []string{"--header", "Authorization: Bearer ${X}"}, []string{"--header", "Authorization: Bearer literal-1"}, `[L"Authorization: Bearer " S"var:X"]`},
-		{"userinfo password", []string{"postgres://u:${X}@db/x"}, []string{"postgres://u:literal-1@db/x"}, `[L"postgres://u:" S"var:X" L"@db/x"]`},
-		{"query token", []string{"https://h/?access_token=${X}&a=1"}, []string{"https://h/?access_token=literal-1&a=1"}, `S"var:X"`},
-		{"docker -e assignment", []string{"run", "-e", "API_KEY=${X}"}, []string{"run", "-e", "API_KEY=literal-1"}, `[L"API_KEY=" S"var:X"]`},
-		{"connection string", []string{"Server=db;Password=${X};Port=1"}, []string{"Server=db;Password=literal-1;Port=1"}, `[L"Server=db;Password=" S"var:X" L";Port=1"]`},
+		{"argument after --api-key", []string{"--api-key", "${X}"}, []string{"--api-key", "literal-1"}, `[V"X"]`},
+		{"argument after --token", []string{"-y", "--token", "${X}"}, []string{"-y", "--token", "literal-1"}, `[V"X"]`},
+		{"argument after --password, with text", []string{"--password", "pre${X}post"}, []string{"--password", "preliteral-1post"}, `[L"pre" V"X" L"post"]`},
+		{"argument after --client-secret", []string{"--client-secret", "${X}"}, []string{"--client-secret", "literal-1"}, `[V"X"]`},
+		{"--api-key=", []string{"--api-key=${X}"}, []string{"--api-key=literal-1"}, `[L"--api-key=" V"X"]`},
+		{"npm auth token", []string{"//registry.npmjs.org/:_authToken=${X}"}, []string{"//registry.npmjs.org/:_authToken=literal-1"}, `V"X"`},
+		{"bearer", []string{"--header", "Authorization: Bearer ${X}"}, []string{"--header", "Authorization: Bearer literal-1"}, `[L"Authorization: Bearer " V"X"]`},
+		{"userinfo password", []string{"postgres://u:${X}@db/x"}, []string{"postgres://u:literal-1@db/x"}, `[L"postgres://u:" V"X" L"@db/x"]`},
+		{"query token", []string{"https://h/?access_token=${X}&a=1"}, []string{"https://h/?access_token=literal-1&a=1"}, `V"X"`},
+		{"docker -e assignment", []string{"run", "-e", "API_KEY=${X}"}, []string{"run", "-e", "API_KEY=literal-1"}, `[L"API_KEY=" V"X"]`},
+		{"connection string", []string{"Server=db;Password=${X};Port=1"}, []string{"Server=db;Password=literal-1;Port=1"}, `[L"Server=db;Password=" V"X" L";Port=1"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

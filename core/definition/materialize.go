@@ -38,11 +38,12 @@ type Stretch struct {
 	// in an argument after a credential-shaped flag (Value.ArgSecret), or
 	// where secret.PositionSpans masks a value (--api-key=${X},
 	// ?token=${X}, Bearer ${X}, https://u:${X}@h,
-	// //registry/:_authToken=${X}). The position is decided on the
-	// definition's text with every template standing for an opaque value,
-	// never on what a variable holds. Values under a credential-shaped key
-	// are secret as a whole (Value.KeySecret) and their stretches are
-	// marked by name only.
+	// //registry/:_authToken=${X}), or in a value under a
+	// credential-shaped key (Value.KeySecret). The position is decided on
+	// the definition's text with every template standing for an opaque
+	// value, never on what a variable holds. The fingerprint leaves out
+	// the expanded text of a secret stretch and only that: its variable's
+	// name and its default, as written, are hashed.
 	Secret bool
 }
 
@@ -62,8 +63,8 @@ type Value struct {
 	Stretches []Stretch
 	// KeySecret is true when the whole value is secret because of the key
 	// that holds it: an env key that is secret.IsCredentialName or a header
-	// key that is secret.IsCredentialHeader. It is independent of
-	// Stretches.
+	// key that is secret.IsCredentialHeader. Every stretch of such a value
+	// is secret; its literal text is still hashed by the fingerprint.
 	KeySecret bool
 	// ArgSecret is true for an argument that follows a credential-shaped
 	// flag (secret.IsCredentialFlag: "--api-key", "--token", "--password",
@@ -249,7 +250,11 @@ const matMaxDetailVars = 8
 //     with Reason "invalid_template" whose Detail names the first such
 //     field ("args[2]", `env["HOME"]`), never its value;
 //   - otherwise, unset variables without a default: a *MissingError
-//     (Reason "unset_variable") listing every one of them.
+//     (Reason "unset_variable") listing every one of them;
+//   - otherwise, a secret stretch (see Stretch.Secret) in the command or
+//     the cwd, or in the scheme, host or port of the expanded URL: a
+//     *refusal.Error with Reason RefusalSecretInCommand,
+//     RefusalSecretInCwd or RefusalSecretInURL (see target.go).
 //
 // Fields are examined in the order command, args, env (keys sorted), cwd,
 // url, headers (keys sorted). Materialize is pure and deterministic. A nil
@@ -320,6 +325,9 @@ func Materialize(d *Definition, lookup Lookup) (*Materialized, error) {
 			Missing: x.missing,
 		}
 	}
+	if err := targetError(m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -367,9 +375,9 @@ func (x *matExpander) expand(s string, field matField, keySecret, argSecret bool
 		v.Text = s
 		return v
 	}
-	// Which templates stand where a credential goes. A value secret by its
-	// key is hidden whole, so its stretches are only marked by name.
-	var allPos bool
+	// Which templates stand where a credential goes. In a value secret by
+	// its key every stretch is secret.
+	allPos := keySecret
 	var pos matPosCursor
 	if !keySecret {
 		allPos, pos = matPositions(s, argSecret)

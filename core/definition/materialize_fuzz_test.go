@@ -136,11 +136,15 @@ func FuzzMaterialize(f *testing.F) {
 		}
 		d := &Definition{
 			Name: "fuzz", Kind: kind,
-			Command: tmpl, Args: []string{tmpl, "lit", "--api-key", tmpl}, Cwd: tmpl, URL: tmpl,
+			Command: "srv", Args: []string{tmpl, "lit", "--api-key", tmpl}, URL: "https://h/" + tmpl,
 			Env:     map[string]string{"PLAIN": tmpl, "API_KEY": tmpl},
 			Headers: map[string]string{"X-H": tmpl, "Authorization": tmpl},
 		}
 		m, err := Materialize(d, lookup)
+		// The same text as the command, the cwd or the url's host: refused
+		// exactly when one of its stretches is secret (checked below).
+		dc := &Definition{Name: "fuzz", Kind: KindStdio, Command: tmpl, Cwd: tmpl}
+		mc, errc := Materialize(dc, lookup)
 		pd := ProjectDefinition(d)
 		wantText, wantStretches, wantInvalid, wantMissing := fuzzExpect(tmpl, lookup)
 
@@ -148,8 +152,8 @@ func FuzzMaterialize(f *testing.F) {
 			if err != nil {
 				t.Fatalf("no template but error %v", err)
 			}
-			if m.Command.Text != tmpl || m.Command.Stretches != nil {
-				t.Fatalf("no template but %q %v", m.Command.Text, m.Command.Stretches)
+			if m.Args[0].Text != tmpl || m.Args[0].Stretches != nil {
+				t.Fatalf("no template but %q %v", m.Args[0].Text, m.Args[0].Stretches)
 			}
 		}
 
@@ -174,7 +178,19 @@ func FuzzMaterialize(f *testing.F) {
 			t.Fatalf("%q: unexpected error %v", tmpl, err)
 		}
 
-		for _, v := range []Value{m.Command, m.Cwd, m.URL, m.Args[0], m.Env["PLAIN"], m.Headers["X-H"]} {
+		anySecret := slices.ContainsFunc(wantStretches, func(s Stretch) bool { return s.Secret })
+		switch {
+		case anySecret && refusal.ReasonOf(errc) != RefusalSecretInCommand:
+			t.Fatalf("%q: a secret stretch in the command gave %v", tmpl, errc)
+		case !anySecret && errc != nil:
+			t.Fatalf("%q: the command gave %v", tmpl, errc)
+		case !anySecret && (mc.Command.Text != wantText || mc.Cwd.Text != wantText):
+			t.Fatalf("%q: command %q", tmpl, mc.Command.Text)
+		}
+		if anySecret != (targetRefusal(dc) == RefusalSecretInCommand) {
+			t.Fatalf("%q: Decode's refusal %q disagrees with Materialize's %v", tmpl, targetRefusal(dc), errc)
+		}
+		for _, v := range []Value{m.Args[0], m.Env["PLAIN"], m.Headers["X-H"]} {
 			if v.Text != wantText {
 				t.Fatalf("%q: text %q, want %q", tmpl, v.Text, wantText)
 			}
@@ -194,16 +210,22 @@ func FuzzMaterialize(f *testing.F) {
 				t.Fatalf("%q: stretch %v after --api-key is not secret", tmpl, s)
 			}
 		}
+		// Under a credential-shaped key, every stretch is secret.
+		for _, s := range m.Env["API_KEY"].Stretches {
+			if !s.Secret {
+				t.Fatalf("%q: stretch %v under API_KEY is not secret", tmpl, s)
+			}
+		}
 		prev := 0
-		for _, s := range m.Command.Stretches {
-			if s.Start < prev || s.End < s.Start || s.End > len(m.Command.Text) {
+		for _, s := range m.Args[0].Stretches {
+			if s.Start < prev || s.End < s.Start || s.End > len(m.Args[0].Text) {
 				t.Fatalf("%q: stretch %v out of order or bounds", tmpl, s)
 			}
 			prev = s.End
 			if !s.Default {
 				v, ok := lookup(s.Var)
-				if !ok || m.Command.Text[s.Start:s.End] != v {
-					t.Fatalf("%q: stretch %v is %q, lookup gave %q", tmpl, s, m.Command.Text[s.Start:s.End], v)
+				if !ok || m.Args[0].Text[s.Start:s.End] != v {
+					t.Fatalf("%q: stretch %v is %q, lookup gave %q", tmpl, s, m.Args[0].Text[s.Start:s.End], v)
 				}
 			}
 			if secret.IsCredentialName(s.Var) && !s.Secret {
@@ -219,7 +241,7 @@ func FuzzMaterialize(f *testing.F) {
 			if shown := Project(m).Args[3]; strings.Contains(shown, val) {
 				t.Fatalf("%q: value %q shown after --api-key: %q", tmpl, val, shown)
 			}
-			if enc := string(fpValue(nil, m.Args[3])); strings.Contains(enc, val) {
+			if enc := string(fpValue(nil, d.Args[3], m.Args[3])); strings.Contains(enc, val) {
 				t.Fatalf("%q: value %q hashed after --api-key: %q", tmpl, val, enc)
 			}
 		}
@@ -255,8 +277,8 @@ func FuzzMaterialize(f *testing.F) {
 				strings.Contains(secret.Redacted+secret.RedactedVar(sm[1]), def) {
 				continue
 			}
-			if strings.Contains(pd.Command, def) {
-				t.Fatalf("%q: secret default %q shown in %q", tmpl, def, pd.Command)
+			if strings.Contains(pd.Args[0], def) {
+				t.Fatalf("%q: secret default %q shown in %q", tmpl, def, pd.Args[0])
 			}
 		}
 	})

@@ -62,11 +62,11 @@ func TestMaterializeTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := Materialize(&Definition{Name: "s", Command: tt.in}, matTLookup(vars))
+			m, err := Materialize(&Definition{Name: "s", Args: []string{tt.in}}, matTLookup(vars))
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, m.Command.Text)
-			assert.Equal(t, tt.stretches, m.Command.Stretches)
-			assert.False(t, m.Command.KeySecret)
+			assert.Equal(t, tt.want, m.Args[0].Text)
+			assert.Equal(t, tt.stretches, m.Args[0].Stretches)
+			assert.False(t, m.Args[0].KeySecret)
 		})
 	}
 }
@@ -394,11 +394,13 @@ func TestMaterializeSecretByPosition(t *testing.T) {
 		})
 	}
 
-	// Under a credential-shaped key the whole value is secret; its
-	// stretches stay marked by name.
-	m, err := Materialize(&Definition{Env: map[string]string{"API_KEY": "--token=${A}"}}, matTLookup(map[string]string{"A": "x"}))
+	// Under a credential-shaped key the whole value is secret, and so is
+	// every stretch in it (its expansion stays out of the fingerprint; its
+	// variable's name and default do not).
+	m, err := Materialize(&Definition{Env: map[string]string{"API_KEY": "x${HOME} --token=${A}"}}, matTLookup(map[string]string{"A": "x", "HOME": "/h"}))
 	require.NoError(t, err)
 	assert.True(t, m.Env["API_KEY"].KeySecret)
-	assert.False(t, m.Env["API_KEY"].Stretches[0].Secret)
+	assert.True(t, m.Env["API_KEY"].Stretches[0].Secret)
+	assert.True(t, m.Env["API_KEY"].Stretches[1].Secret)
 	assert.False(t, m.Env["API_KEY"].ArgSecret)
 }

@@ -47,6 +47,14 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "null is not absence", tier: ports.TierManaged, data: `{"deniedMcpServers":null}`, wantProblem: definition.ProblemMalformedPolicy},
 		{name: "denied tools not strings", tier: ports.TierManaged, data: `{"deniedTools":[1]}`, wantProblem: definition.ProblemMalformedPolicy},
 		{name: "repeated key", tier: ports.TierManaged, data: `{"deniedTools":[],"deniedTools":["x"]}`, wantProblem: definition.ProblemMalformedPolicy},
+		{name: "server env beside a command", tier: ports.TierManaged,
+			data: `{"allowedMcpServers":[{"serverEnv":{"PYTHONPATH":"/opt/lib"},"serverCommand":["python3","-m","srv"]}]}`,
+			want: &definition.Policy{Allowed: []definition.ServerMatcher{{Command: []string{"python3", "-m", "srv"}, Env: map[string]string{"PYTHONPATH": "/opt/lib"}}}}},
+		{name: "server env alone", tier: ports.TierManaged, data: `{"allowedMcpServers":[{"serverEnv":{"A":"b"}}]}`, wantProblem: definition.ProblemMalformedPolicy},
+		{name: "server env beside a url", tier: ports.TierManaged, data: `{"allowedMcpServers":[{"serverUrl":"https://x/","serverEnv":{}}]}`, wantProblem: definition.ProblemMalformedPolicy},
+		{name: "server env not strings", tier: ports.TierManaged, data: `{"allowedMcpServers":[{"serverCommand":["x"],"serverEnv":{"A":1}}]}`, wantProblem: definition.ProblemMalformedPolicy},
+		{name: "server env bad key", tier: ports.TierManaged, data: `{"allowedMcpServers":[{"serverCommand":["x"],"serverEnv":{"A=B":"c"}}]}`, wantProblem: definition.ProblemMalformedPolicy},
+		{name: "server env repeated key", tier: ports.TierManaged, data: `{"allowedMcpServers":[{"serverCommand":["x"],"serverEnv":{"A":"1","A":"2"}}]}`, wantProblem: definition.ProblemMalformedPolicy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,4 +212,81 @@ func TestDecodePolicyBesideMalformedOverlay(t *testing.T) {
 	res := definition.Resolve([]definition.Document{doc})
 	assert.Equal(t, definition.StateRefused, res.Servers[0].State)
 	assert.Equal(t, definition.ReasonPolicyDenied, res.Servers[0].Reason)
+}
+
+// policyEval resolves a managed policy and one project server, then
+// decides as a host must: Resolve for a definition without templates,
+// PolicyVerdict on the materialization otherwise, PolicyVerdictUnexpanded
+// when it does not materialize.
+func policyEval(t *testing.T, managed, project string, vars map[string]string) string {
+	t.Helper()
+	res := definition.Resolve([]definition.Document{
+		definition.Decode(policySrc(ports.TierManaged, managed)),
+		definition.Decode(policySrc(ports.TierProject, project)),
+	})
+	s, ok := res.Server("s")
+	require.True(t, ok)
+	if s.State == definition.StateRefused {
+		return s.Reason
+	}
+	m, err := definition.Materialize(s.Def, func(n string) (string, bool) { v, ok := vars[n]; return v, ok })
+	if err != nil {
+		require.True(t, s.PolicyPending)
+		return res.PolicyVerdictUnexpanded(s.Def)
+	}
+	if !s.PolicyPending {
+		require.Equal(t, "", res.PolicyVerdict(m), "Resolve and PolicyVerdict disagree")
+	}
+	return res.PolicyVerdict(m)
+}
+
+// TestPolicyMatchesWhatRuns: managed allow and deny lists match what runs
+// (expanded), not templates (issue 22, attack 13).
+func TestPolicyMatchesWhatRuns(t *testing.T) {
+	const denyCmd = `{"deniedMcpServers":[{"serverCommand":["python3","-c","evil()"]}]}`
+	const denyURL = `{"deniedMcpServers":[{"serverUrl":"https://evil.example/*"}]}`
+	const allowCmd = `{"allowedMcpServers":[{"serverCommand":["python3","-m","srv"]}]}`
+	const allowCmdEnv = `{"allowedMcpServers":[{"serverCommand":["python3","-m","srv"],"serverEnv":{"PYTHONPATH":"/opt/lib"}}]}`
+	tests := []struct {
+		name, managed, project string
+		vars                   map[string]string
+		want                   string
+	}{
+		{"denied command as written", denyCmd, `{"mcpServers":{"s":{"command":"python3","args":["-c","evil()"]}}}`, nil, definition.ReasonPolicyDenied},
+		{"denied command behind a default", denyCmd, `{"mcpServers":{"s":{"command":"python3","args":["-c","${X:-evil()}"]}}}`, nil, definition.ReasonPolicyDenied},
+		{"denied command behind a credential default", denyCmd, `{"mcpServers":{"s":{"command":"python3","args":["-c","${RUN_TOKEN:-evil()}"]}}}`, nil, definition.ReasonPolicyDenied},
+		{"denied command through a variable", denyCmd, `{"mcpServers":{"s":{"command":"${PY:-python}","args":["-c","evil()"]}}}`, map[string]string{"PY": "python3"}, definition.ReasonPolicyDenied},
+		{"the default is not what runs", denyCmd, `{"mcpServers":{"s":{"command":"python3","args":["-c","${X:-evil()}"]}}}`, map[string]string{"X": "ok()"}, ""},
+		{"unknown expansion that could be denied", denyCmd, `{"mcpServers":{"s":{"command":"python3","args":["-c","${UNSET}"]}}}`, nil, definition.ReasonPolicyDenied},
+		{"unknown expansion that cannot be denied", denyCmd, `{"mcpServers":{"s":{"command":"node","args":["-c","${UNSET}"]}}}`, nil, ""},
+		{"denied url behind a default", denyURL, `{"mcpServers":{"s":{"type":"http","url":"https://${H:-evil.example}/mcp"}}}`, nil, definition.ReasonPolicyDenied},
+		{"denied url through a variable", denyURL, `{"mcpServers":{"s":{"type":"http","url":"${BASE_URL}/mcp"}}}`, map[string]string{"BASE_URL": "https://evil.example"}, definition.ReasonPolicyDenied},
+		{"unknown url that could be denied", denyURL, `{"mcpServers":{"s":{"type":"http","url":"https://${UNSET}/mcp"}}}`, nil, definition.ReasonPolicyDenied},
+		{"unknown url that cannot be denied", denyURL, `{"mcpServers":{"s":{"type":"http","url":"https://good.example/${UNSET}"}}}`, nil, ""},
+		{"allowed command", allowCmd, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"],"env":{"API_KEY":"${K}"}}}}`, map[string]string{"K": "k"}, ""},
+		{"allowed command with a redirect of its code", allowCmd, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"],"env":{"PYTHONPATH":"."}}}}`, nil, definition.ReasonPolicyNotAllowed},
+		{"allowed command through a default", allowCmd, `{"mcpServers":{"s":{"command":"python3","args":["-m","${M:-srv}"]}}}`, nil, ""},
+		{"allowed command, another default", allowCmd, `{"mcpServers":{"s":{"command":"python3","args":["-m","${M:-srv}"]}}}`, map[string]string{"M": "evil"}, definition.ReasonPolicyNotAllowed},
+		{"allowed env as stated", allowCmdEnv, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"],"env":{"PYTHONPATH":"/opt/lib"}}}}`, nil, ""},
+		{"allowed env, another value", allowCmdEnv, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"],"env":{"PYTHONPATH":"/tmp"}}}}`, nil, definition.ReasonPolicyNotAllowed},
+		{"allowed env missing", allowCmdEnv, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"]}}}`, nil, definition.ReasonPolicyNotAllowed},
+		{"allowed env, NODE_OPTIONS added", allowCmdEnv, `{"mcpServers":{"s":{"command":"python3","args":["-m","srv"],"env":{"PYTHONPATH":"/opt/lib","LD_PRELOAD":"/x.so"}}}}`, nil, definition.ReasonPolicyNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, policyEval(t, tt.managed, tt.project, tt.vars))
+		})
+	}
+}
+
+func TestCodeLoadingEnv(t *testing.T) {
+	for _, k := range []string{"PATH", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS", "NODE_PATH", "LD_PRELOAD", "LD_LIBRARY_PATH",
+		"DYLD_INSERT_LIBRARIES", "npm_config_registry", "NPM_CONFIG_USERCONFIG", "RUBYOPT", "PERL5LIB", "JAVA_TOOL_OPTIONS",
+		"BASH_ENV", "GIT_SSH_COMMAND", "HOME", "UV_INDEX_URL", "PIP_INDEX_URL", "GOFLAGS", "GCONV_PATH", "LUA_PATH", "LUA_INIT",
+		"RUSTC_WRAPPER", "CARGO_HOME", "DENO_DIR", "BUN_INSTALL", "pnpm_config_registry", "R_LIBS_USER", "PHPRC", "ELECTRON_RUN_AS_NODE"} {
+		assert.True(t, definition.CodeLoadingEnv(k), k)
+	}
+	for _, k := range []string{"API_KEY", "GITHUB_TOKEN", "DEBUG", "LOG_LEVEL", "NODE_ENV", "LANG", "GOOGLE_API_KEY", "TZ"} {
+		assert.False(t, definition.CodeLoadingEnv(k), k)
+	}
 }

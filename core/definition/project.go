@@ -3,6 +3,7 @@ package definition
 import (
 	"strings"
 
+	"github.com/mcpward/mcpward/core/egress"
 	"github.com/mcpward/mcpward/core/secret"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -18,7 +19,10 @@ import (
 //	name                      server id
 //	tier, origin              provenance
 //	transport                 "stdio" | "http" | "sse" | "ws"
-//	command, args, cwd, url   as run / connected to, secrets masked (omitted)
+//	command, args, cwd, url   as run / connected to, secrets masked (omitted);
+//	                          an IDN host shown both ways: its ASCII form in
+//	                          the URL, the Unicode form after it in
+//	                          parentheses
 //	endpoint                  the activation endpoint (see Endpoint)
 //	envKeys, headerKeys       sorted keys, always an array
 //	headersHelper             the helper argv, literal shapes masked (omitted)
@@ -93,7 +97,7 @@ func Project(m *Materialized) Projection {
 		}
 	}
 	p.Cwd = m.Cwd.Display()
-	p.URL = m.URL.Display()
+	p.URL = egress.DisplayURL(m.URL.Display())
 	// Endpoint(m), without displaying the same value twice.
 	if m.Def.Kind == KindStdio {
 		p.Endpoint = p.Command
@@ -129,7 +133,7 @@ func ProjectDefinition(d *Definition) Projection {
 		}
 	}
 	p.Cwd = projTemplate(d.Cwd)
-	p.URL = projTemplate(d.URL)
+	p.URL = egress.DisplayURL(projTemplate(d.URL))
 	if d.Kind == KindStdio {
 		p.Endpoint = p.Command
 	} else {
@@ -143,8 +147,11 @@ func ProjectDefinition(d *Definition) Projection {
 // its command (the program, without args), for every other transport its
 // URL. It is readable, so an operator can tell servers apart: only secret
 // stretches are replaced by secret.RedactedVar(VAR) and literal credential
-// shapes masked (a userinfo password, a ?token= value). Being masked,
-// it is not the fingerprint: activation binds both. Endpoint(nil) is "".
+// shapes masked (a userinfo password, a ?token= value). An
+// internationalized host is shown both ways, ASCII form in place and the
+// Unicode form after the URL (egress.DisplayURL), so a look-alike host
+// never passes for the one it imitates. Being masked, it is not the
+// fingerprint: activation binds both. Endpoint(nil) is "".
 func Endpoint(m *Materialized) string {
 	if m == nil || m.Def == nil {
 		return ""
@@ -152,7 +159,7 @@ func Endpoint(m *Materialized) string {
 	if m.Def.Kind == KindStdio {
 		return m.Command.Display()
 	}
-	return m.URL.Display()
+	return egress.DisplayURL(m.URL.Display())
 }
 
 // projCommon fills the fields Project and ProjectDefinition share.

@@ -146,7 +146,6 @@ func TestProjectKeysDistinguishAbsence(t *testing.T) {
 }
 
 func TestEndpoint(t *testing.T) {
-	rv := secret.RedactedVar
 	tests := []struct {
 		name string
 		def  Definition
@@ -154,7 +153,7 @@ func TestEndpoint(t *testing.T) {
 		want string
 	}{
 		{"stdio program only", Definition{Kind: KindStdio, Command: "npx", Args: []string{"-y", "pkg"}}, nil, "npx"},
-		{"stdio secret in command", Definition{Kind: KindStdio, Command: "/opt/${API_TOKEN}/bin"}, map[string]string{"API_TOKEN": "t"}, "/opt/" + rv("API_TOKEN") + "/bin"},
+		{"stdio variable in command", Definition{Kind: KindStdio, Command: "/opt/${TOOLS}/bin"}, map[string]string{"TOOLS": "t"}, "/opt/t/bin"},
 		{"http url", Definition{Kind: KindHTTP, URL: "https://${HOST}/mcp"}, map[string]string{"HOST": "a.example"}, "https://a.example/mcp"},
 		{"http userinfo literal", Definition{Kind: KindHTTP, URL: "https://u:hunter2@a.example/mcp"}, nil, "https://u:" + secret.Redacted + "@a.example/mcp"},
 		{"sse uses url", Definition{Kind: KindSSE, URL: "https://s.example/sse", Command: "ignored"}, nil, "https://s.example/sse"},
@@ -235,7 +234,7 @@ func TestCanaries(t *testing.T) {
 	defs := []Definition{
 		{
 			Name: "stdio", Kind: KindStdio,
-			Command: "/opt/${SSH_KEY}/run",
+			Command: "/opt/run",
 			Args:    []string{"--token=${GITHUB_TOKEN}", "--db=postgres://u:${DB_PASSWORD}@db/x", "${SESSION_SECRET}", "x${UNSET_TOKEN:-" + defaultSecret + "}"},
 			Env: map[string]string{
 				"OPENAI_API_KEY": "${OPENAI_API_KEY}",
@@ -243,11 +242,11 @@ func TestCanaries(t *testing.T) {
 				"CONFIG":         "a=${GITHUB_TOKEN}",
 				"PASSWORD":       "${HOME}",
 			},
-			Cwd: "/w/${MCP_TOKEN}",
+			Cwd: "/w/${HOME}",
 		},
 		{
 			Name: "http", Kind: KindHTTP,
-			URL: "https://${USER}:${DB_PASSWORD}@h.example/mcp?token=${MCP_TOKEN}&q=1",
+			URL: "https://${USER}:${DB_PASSWORD}@h.example/mcp/${SSH_KEY}?token=${MCP_TOKEN}&q=1",
 			Headers: map[string]string{
 				"Authorization": "Bearer " + headerLiteral,
 				"X-Api-Key":     "${OPENAI_API_KEY}",
@@ -267,10 +266,12 @@ func TestCanaries(t *testing.T) {
 	for _, v := range canaries {
 		all = append(all, v)
 	}
-	// Everything but literal text is kept out of the fingerprint encoding;
-	// the literal URL canaries are content (display masking is a guess that
-	// never touches the fingerprint), so they are checked for display only.
-	notHashed := []string{envLiteral, headerLiteral, defaultSecret}
+	// The expanded values of secret stretches are kept out of the
+	// fingerprint encoding; everything written (literals under any key,
+	// defaults, URL literals) is content, since display masking is a
+	// guess that never touches the fingerprint, so those are checked for
+	// display only.
+	var notHashed []string
 	for _, v := range canaries {
 		notHashed = append(notHashed, v)
 	}

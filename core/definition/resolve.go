@@ -87,6 +87,13 @@ type Server struct {
 	DisabledBy *Provenance
 	// Field is the winning malformed entry's Entry.Field ("" otherwise).
 	Field string
+	// PolicyPending is true when a managed policy applies and Def holds a
+	// template in a field its matchers look at (command, args, env values,
+	// url): Resolve cannot tell what it runs, so it left the policy
+	// undecided. The host decides it once Def is materialized, with
+	// Resolution.PolicyVerdict (or PolicyVerdictUnexpanded when it cannot
+	// be): composition.Host does.
+	PolicyPending bool
 }
 
 // Resolution is Resolve's result.
@@ -100,6 +107,8 @@ type Resolution struct {
 	// Policy.DeniedTools), merged from every managed document, sorted and
 	// without duplicates; nil when none.
 	DeniedTools []string
+	// policies are the managed policies, for PolicyVerdict.
+	policies []*Policy
 }
 
 // Server returns the Server named name and true, or the zero Server and
@@ -154,12 +163,16 @@ func (r Resolution) Server(name string) (Server, bool) {
 // disable of a name nobody defines is ignored.
 //
 // Managed policy (Document.Policy, read only from managed documents, so no
-// lower tier can widen it): a resolved, refused or disabled name whose Def
-// matches an entry of any managed deny list, or, when managed allow lists
-// are present, fails to match an entry of each of them, is StateRefused
-// with ReasonPolicyDenied or ReasonPolicyNotAllowed, whatever its tier
-// (managed entries included) and whatever an overlay said; it stays
-// listed with its Def and DisabledBy. The managed tool patterns are
+// lower tier can widen it) is matched against what runs, not against
+// templates: a resolved, refused or disabled name whose Def has no
+// template in a field a matcher looks at, and which matches an entry of
+// any managed deny list, or, when managed allow lists are present, fails
+// to match an entry of each of them (ServerMatcher.MatchesMaterialized),
+// is StateRefused with ReasonPolicyDenied or ReasonPolicyNotAllowed,
+// whatever its tier (managed entries included) and whatever an overlay
+// said; it stays listed with its Def and DisabledBy. A Def with such a
+// template is left PolicyPending for the host to decide on its
+// materialization (Resolution.PolicyVerdict). The managed tool patterns are
 // merged into Resolution.DeniedTools. A malformed policy is a problem of
 // the managed source (ProblemMalformedPolicy) and blocks, as any other,
 // every name won below managed.
@@ -321,11 +334,19 @@ func Resolve(docs []Document) Resolution {
 			default:
 				continue
 			}
-			if why := policyVerdict(policies, s.Def); why != "" {
+			if policyTemplated(s.Def) {
+				s.PolicyPending = true
+				continue
+			}
+			d := s.Def
+			if why := policyVerdict(policies, func(m ServerMatcher, allow bool) bool {
+				return m.match(policyRun{name: d.Name, kind: d.Kind, command: d.Command, args: d.Args, env: d.Env, url: d.URL}, allow)
+			}); why != "" {
 				s.State, s.Reason = StateRefused, why
 			}
 		}
 	}
+	res.policies = policies
 	if res.DeniedTools != nil {
 		slices.Sort(res.DeniedTools)
 		res.DeniedTools = slices.Compact(res.DeniedTools)

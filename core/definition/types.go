@@ -59,14 +59,21 @@ const (
 )
 
 // ServerMatcher is one entry of a managed allow or deny list, in Claude
-// Code's managed-settings shape: exactly one of its fields is set.
+// Code's managed-settings shape: exactly one of Name, Command and URL is
+// set (and Env only beside Command).
 type ServerMatcher struct {
 	// Name matches the server id exactly ("serverName").
 	Name string `json:"serverName,omitempty"`
 	// Command matches a stdio server whose command followed by its args,
-	// as written in its definition, equals this argv exactly
-	// ("serverCommand").
+	// as it runs (expanded), equals this argv exactly ("serverCommand");
+	// see ServerMatcher.MatchesMaterialized for how Env narrows it and
+	// which fields an allow entry ignores.
 	Command []string `json:"serverCommand,omitempty"`
+	// Env ("serverEnv", only beside "serverCommand") names environment
+	// variables the server's env must set to exactly these values. In an
+	// allow entry it is also the only way to allow a definition that sets
+	// a variable changing which code runs (CodeLoadingEnv).
+	Env map[string]string `json:"serverEnv,omitempty"`
 	// URL is a pattern matched against an http server's URL as written
 	// ("serverUrl"): "*" matches any run of bytes, except that in the
 	// scheme and authority (up to the first "/" after "://") it never

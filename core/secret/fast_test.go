@@ -18,6 +18,8 @@ var fastNameSeeds = []string{
 	"Coo\u212aie", "\u212aEY", "tok\xffen", "é_TOKEN", "a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p", "a_b_c_d_e_f_g_h_i_j_k_l_m_n_o_p_q_token",
 	strings.Repeat("x", 127) + "_KEY", strings.Repeat("x", 200) + "_token", strings.Repeat("ab", 70) + "KEY",
 	"CLIENT_SECRET", "clientSecret", "PRIVATE-KEY", "Private.Key.2", "access_KEY",
+	"SSH_AUTH_SOCK", "GITHUB_TOKEN_FILE", "PRIVATE_KEY_PATH", "sshKeyPath", "TOKEN_FILE_2", "NO_AUTH", "noAuth", "PWD", "pwd",
+	"OLDPWD", "MYSQL_PWD", "PWD_TOKEN", "AUTH_MODE", "SESSION_TIMEOUT", "FILE_TOKEN", "NO", "KEY_NAME_2_3",
 }
 
 func fastCheckName(t *testing.T, name string) {

@@ -34,8 +34,9 @@ func RedactedVar(name string) string {
 }
 
 // IsMarker reports whether s is exactly a display marker produced by this
-// package (Redacted or a RedactedVar result).
-func IsMarker(s string) bool { return markerRE.MatchString(s) }
+// package (Redacted, or a RedactedVar, RedactedDigest or RedactedDefault
+// result).
+func IsMarker(s string) bool { return markerRE.MatchString(s) || digestMarkerRE.MatchString(s) }
 
 var markerRE = regexp.MustCompile(`^<redacted(?::[A-Za-z0-9_.-]*)?>$`)
 
@@ -47,6 +48,8 @@ var templateRefRE = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-<redacte
 // match of re, unless that group is empty or already a marker.
 type maskRule struct {
 	re *regexp.Regexp
+	// find, when set, replaces re: it appends the spans the rule masks.
+	find func(s string, dst [][2]int) [][2]int
 	// lits are literals one of which occurs in every text re can match in.
 	// A rule with lits runs only when one of them does: maskPass finds
 	// which in one scan of the text (litScan) rather than one search per
@@ -70,40 +73,60 @@ type maskRule struct {
 	unescape bool
 }
 
+// tokenChar is the character class of a credential that stands in a
+// position (after --token=, ?token=, API_KEY=, _authToken=, "Bearer "):
+// anything but white space, quotes and the characters that make text code
+// rather than a token (a shell's $ ( ) ; & | < > ` { } [ ] \ and ","). So
+// the masked extent is exactly the token: in AUTH=$(curl …) nothing is
+// masked, and in --token=abc;rm -rf x only "abc" is.
+const tokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,]`
+
+// userinfoTokenChar is tokenChar without "/", "?" and "#", which end a
+// URL's userinfo ("@" may stand in a password written raw: the last "@"
+// ends it).
+const userinfoTokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,/?#]`
+
+// queryTokenChar is tokenChar without "#", which ends a URL's query.
+const queryTokenChar = `[^\s"'` + "`" + `;&|<>(){}\[\]$\\,#]`
+
 // maskRules all look at the same text (see maskPass); their order does not
 // matter. Each shape rule anchors on a prefix its issuer documents, so that
 // ordinary words, paths and identifiers are not mistaken for one.
 var maskRules = []maskRule{
 	// PEM private key blocks (PKCS#1/#8, EC, OpenSSH, encrypted, PGP
-	// "PRIVATE KEY BLOCK"): the body, up to the END line or, when the
-	// block is cut short, to the end of the text.
-	{re: regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), group: 1,
-		lits: []string{"-----BEGIN "}},
+	// "PRIVATE KEY BLOCK"): the body, that is the whole lines after the
+	// BEGIN line that are base64 text or "Name: value" headers (see
+	// pemSpans). Text after the body that is not key material (code, a
+	// command) stays visible.
+	{find: pemSpans, lits: []string{"-----BEGIN "}},
 	// URL userinfo passwords: scheme://user:PASS@host.
-	// A user part that is itself a marker is skipped as a whole.
-	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:([^\s/?#]*)@`), group: 1, context: true,
+	// A user part that is itself a marker is skipped as a whole. The
+	// password's extent is its run of credential characters (tokenChar):
+	// a URL allows $ ( ) ' ; … there, code uses them, and whatever follows
+	// the run up to "@" stays visible.
+	{re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://(?:<redacted(?::[A-Za-z0-9_.-]*)?>|[^\s/?#@:])*:(` + userinfoTokenChar + `*)[^\s/?#]*@`), group: 1, context: true,
 		need: func(s string) bool { return strings.Contains(s, "://") && strings.IndexByte(s, '@') >= 0 }},
 	// Authorization credentials: "Bearer xyz", "Basic eHl6".
 	// The whole run of non-space characters after the scheme is masked,
 	// so a value that is not a clean token68 is not half shown.
-	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+([^\s"',;]{8,})`), group: 1, context: true,
+	{re: regexp.MustCompile(`(?i)\b(?:bearer|basic)[ \t]+(` + tokenChar + `{8,})`), group: 1, context: true,
 		need: needAuthScheme},
 	// Query parameters whose names are credential-shaped: ?token=VALUE.
-	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=([^&#\s]*)`), group: 2, nameGroup: 1, unescape: true, context: true,
+	{re: regexp.MustCompile(`[?&]([^=&#\s?]+)=(` + queryTokenChar + `*)`), group: 2, nameGroup: 1, unescape: true, context: true,
 		need: needCredentialParam},
 	// --flag=VALUE and -flag=VALUE whose flag names are credential-shaped.
-	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=([^\s"']*)`), group: 2, nameGroup: 1, context: true,
+	{re: regexp.MustCompile(`(?:^|[\s"'=,])--?([A-Za-z][A-Za-z0-9_.-]*)=(` + tokenChar + `*)`), group: 2, nameGroup: 1, context: true,
 		need: needCredentialFlag},
 	// NAME=VALUE whose NAME (an environment-variable style name) is
 	// credential-shaped, at the start of the text or after a space, quote,
 	// "," or ";": docker's -e API_KEY=VALUE, connection strings'
 	// ;Password=VALUE;. (A query's &token=VALUE is the query rule's.)
-	{re: regexp.MustCompile(`(?:^|[\s"',;])([A-Za-z_][A-Za-z0-9_]*)=([^\s"';&]*)`), group: 2, nameGroup: 1, context: true,
+	{re: regexp.MustCompile(`(?:^|[\s"',;])([A-Za-z_][A-Za-z0-9_]*)=(` + tokenChar + `*)`), group: 2, nameGroup: 1, context: true,
 		need: needCredentialAssignment},
 	// npm auth settings, as .npmrc lines and npm's --KEY=VALUE config
 	// flags write them: //registry.example/:_authToken=VALUE, _auth=…,
 	// _password=….
-	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?:_authToken|_auth|_password)=([^\s"']*)`), group: 1, context: true,
+	{re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(?:_authToken|_auth|_password)=(` + tokenChar + `*)`), group: 1, context: true,
 		lits: []string{"_auth", "_password"}},
 	// GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and
 	// fine-grained (github_pat_).
@@ -443,6 +466,9 @@ func maskPassWith(s string, prefilter bool) string {
 
 // spans appends to dst the [start, end) spans r masks in s.
 func (r *maskRule) spans(s string, dst [][2]int) [][2]int {
+	if r.find != nil {
+		return r.find(s, dst)
+	}
 	for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
 		start, end := m[2*r.group], m[2*r.group+1]
 		if start < 0 || start == end {
@@ -516,4 +542,115 @@ func IsCredentialFlag(arg string) bool {
 		}
 	}
 	return IsCredentialName(name)
+}
+
+// pemSpans appends the body of every PEM private key block of s: after a
+// "-----BEGIN …PRIVATE KEY-----" (or "…PRIVATE KEY BLOCK-----") line, the
+// longest run of whole lines each of which is base64 text
+// ([A-Za-z0-9+/=]+) or a header ("Proc-Type: 4,ENCRYPTED": a name of
+// letters, digits and "-", ": ", then letters, digits and ",.+/=_ -"),
+// blank lines allowed between them. A line ends at a line break, at the
+// two characters \n (or \r\n) of an escaped one, at "-----" (the END line
+// glued to the body) or at the end of s. The body stops before the first
+// line that is neither, so code written after a BEGIN line is shown.
+func pemSpans(s string, dst [][2]int) [][2]int {
+	const begin = "-----BEGIN "
+	for i := 0; ; {
+		j := strings.Index(s[i:], begin)
+		if j < 0 {
+			return dst
+		}
+		at := i + j + len(begin)
+		i = at
+		k := at
+		for k < len(s) && (isUpper(s[k]) || isDigit(s[k]) || s[k] == ' ') {
+			k++
+		}
+		label := s[at:k]
+		if !strings.HasSuffix(label, "PRIVATE KEY") && !strings.HasSuffix(label, "PRIVATE KEY BLOCK") ||
+			!strings.HasPrefix(s[k:], "-----") {
+			continue
+		}
+		start := k + len("-----")
+		end := start
+		p := start
+		for p < len(s) {
+			q := p
+			for {
+				n := pemBreakLen(s[q:])
+				if n == 0 {
+					break
+				}
+				q += n
+			}
+			lineEnd, ok := pemLineEnd(s, q)
+			if !ok {
+				break
+			}
+			end, p = lineEnd, lineEnd
+			if strings.HasPrefix(s[p:], "-----") {
+				break
+			}
+		}
+		if end > start {
+			dst = append(dst, [2]int{start, end})
+		}
+		i = max(i, end)
+	}
+}
+
+// pemBreakLen returns the length of the line break s starts with (a real
+// one, or an escaped \n or \r\n), 0 when none.
+func pemBreakLen(s string) int {
+	switch {
+	case strings.HasPrefix(s, "\r\n"):
+		return 2
+	case strings.HasPrefix(s, "\n"):
+		return 1
+	case strings.HasPrefix(s, `\r\n`):
+		return 4
+	case strings.HasPrefix(s, `\n`):
+		return 2
+	}
+	return 0
+}
+
+// pemLineEnd reports whether a PEM body line starts at s[p:] and where it
+// ends: a non-empty run of base64 characters, or a header, followed by a
+// line break, "-----" or the end of s.
+func pemLineEnd(s string, p int) (int, bool) {
+	q := p
+	for q < len(s) && (isAlnum(s[q]) || s[q] == '+' || s[q] == '/' || s[q] == '=') {
+		q++
+	}
+	if q > p && pemLineStop(s[q:]) {
+		return q, true
+	}
+	// A header: Name: value.
+	q = p
+	if q >= len(s) || !isUpper(s[q]) && !isLower(s[q]) {
+		return 0, false
+	}
+	for q < len(s) && (isAlnum(s[q]) || s[q] == '-') {
+		q++
+	}
+	if !strings.HasPrefix(s[q:], ": ") {
+		return 0, false
+	}
+	q += 2
+	for q < len(s) && (isAlnum(s[q]) || strings.IndexByte(",.+/=_ -", s[q]) >= 0) {
+		if strings.HasPrefix(s[q:], "-----") {
+			break
+		}
+		q++
+	}
+	if pemLineStop(s[q:]) {
+		return q, true
+	}
+	return 0, false
+}
+
+// pemLineStop reports whether a PEM body line may end where rest starts.
+func pemLineStop(rest string) bool {
+	return rest == "" || pemBreakLen(rest) > 0 || strings.HasPrefix(rest, "-----")
 }

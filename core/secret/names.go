@@ -4,15 +4,52 @@
 // Two different tests live here, and they must not be confused:
 //
 //   - IsCredentialName and IsCredentialHeader decide by a NAME (a variable,
-//     env key or header key). That decision is authoritative: definition
-//     materialization records every stretch a credential-shaped variable
-//     produced, and every value under a credential-shaped key, as secret;
-//     the fingerprint replaces those with markers naming their source, and
-//     every display masks them.
-//   - MaskLiterals guesses by a literal's SHAPE (ghp_…, sk-…, JWTs, …). It
-//     is a guess, so it serves display only and never the fingerprint: two
+//     env key or header key), and IsCredentialFlag by a command-line flag.
+//     That decision is authoritative: definition materialization records
+//     every stretch a credential-shaped variable produced, every value
+//     under a credential-shaped key and every argument after a
+//     credential-shaped flag as secret. The fingerprint leaves out the
+//     EXPANDED value of such a stretch (so rotating a credential keeps an
+//     approval) but hashes everything written (the variable's name, its
+//     default, every literal); every display masks the expanded value; and
+//     a credential-shaped variable may never decide what runs or where it
+//     connects (a command, a cwd, a URL's scheme, host or port).
+//   - MaskLiterals guesses by a literal's SHAPE (ghp_…, sk-…, JWTs, …) or by
+//     where it stands (after "Bearer ", --token=, ?token=, API_KEY=). It is
+//     a guess, so it serves display only and never the fingerprint: two
 //     different literal tokens mask alike, and a fingerprint blind to a
-//     changed token would carry an old approval over to it.
+//     changed token would carry an old approval over to it. It masks the
+//     exact extent of the token and never the text around it, so code
+//     written next to a credential (after a PEM block, behind AUTH=) stays
+//     visible.
+//
+// # Which names are credential-shaped
+//
+// A name is split into words (see IsCredentialName). It is credential-shaped
+// when a word is a credential word (TOKEN, SECRET, PASSWORD, AUTH, SESSION,
+// COOKIE, …), its words contain a credential phrase (API_KEY, ACCESS_KEY,
+// PRIVATE_KEY, CLIENT_SECRET), or its last word is KEY; with these
+// exceptions, each because such a name holds something that is not the
+// credential itself, and whose value therefore must stay visible, hashed,
+// and free to name what runs:
+//
+//   - a name whose last word (digits aside) DESCRIBES a credential rather
+//     than holding it: where it is (FILE, PATH, DIR, SOCK, SOCKET, URL, URI,
+//     ENDPOINT, HOST, PORT, ADDR, ADDRESS, SERVER, …), how it behaves
+//     (LENGTH, SIZE, COUNT, TTL, TIMEOUT, EXPIRY, LIFETIME, INTERVAL, MODE,
+//     TYPE, METHOD, SCHEME, FORMAT, ALGORITHM, ENABLED, DISABLED, REQUIRED,
+//     STDIN, …) or what it is called (NAME): SSH_AUTH_SOCK (the agent's
+//     socket), GITHUB_TOKEN_FILE, PRIVATE_KEY_PATH, OAUTH_TOKEN_URL,
+//     SESSION_TIMEOUT, AUTH_MODE, DBUS_SESSION_BUS_ADDRESS;
+//   - a name whose first word is NO (a negated switch: NO_AUTH, --no-auth);
+//   - PWD and OLDPWD, the shell's working directories.
+//
+// The list of descriptor words is descriptorWords. A name none of these
+// rules covers is not credential-shaped. A false positive hides a value
+// from display, keeps its expansion out of the fingerprint and refuses it
+// where it would decide what runs; a false negative shows and hashes it. The
+// rule leans towards hiding, except for the descriptor names above, whose
+// values are paths, addresses and settings a reviewer must see.
 //
 // Everything here is pure and safe for concurrent use.
 package secret
@@ -59,6 +96,44 @@ var credentialHeaders = map[string]bool{
 	"x-auth-token":        true,
 }
 
+// descriptorWords are the words that, as the last word of a name (digits
+// aside), make it name something ABOUT a credential rather than the
+// credential itself: where it is, how it behaves, what it is called. Such a
+// name is never credential-shaped (see the package documentation).
+var descriptorWords = map[string]bool{
+	// Where it is: a path, a socket, an address.
+	"FILE": true, "FILES": true, "FILENAME": true, "PATH": true, "PATHS": true, "DIR": true, "DIRS": true,
+	"DIRECTORY": true, "FOLDER": true, "SOCK": true, "SOCKET": true, "URL": true, "URLS": true, "URI": true,
+	"ENDPOINT": true, "HOST": true, "HOSTNAME": true, "PORT": true, "ADDR": true, "ADDRESS": true, "SERVER": true,
+	// How it behaves.
+	"LENGTH": true, "LEN": true, "SIZE": true, "COUNT": true, "TTL": true, "TIMEOUT": true, "EXPIRY": true,
+	"EXPIRES": true, "EXPIRATION": true, "LIFETIME": true, "DURATION": true, "INTERVAL": true, "AGE": true,
+	"MODE": true, "TYPE": true, "KIND": true, "METHOD": true, "SCHEME": true, "FORMAT": true, "ALGORITHM": true,
+	"ALG": true, "ENABLED": true, "DISABLED": true, "ENABLE": true, "DISABLE": true, "REQUIRED": true,
+	"STDIN": true, "VERSION": true, "LEVEL": true,
+	// What it is called.
+	"NAME": true,
+}
+
+// exemptWords reports whether the upper-cased words of a name (split as
+// IsCredentialName documents; word(i) returns the i-th of n) make it
+// exempt from the credential rules: a last word (digits aside) in
+// descriptorWords, a first word NO, or the name PWD or OLDPWD.
+func exemptWords(n int, word func(int) string) bool {
+	if n == 0 {
+		return false
+	}
+	if w := word(0); w == "NO" || n == 1 && (w == "PWD" || w == "OLDPWD") {
+		return true
+	}
+	for i := n - 1; i >= 0; i-- {
+		if w := word(i); !allDigits(w) {
+			return descriptorWords[w]
+		}
+	}
+	return false
+}
+
 // IsCredentialName reports whether a variable or env key name is
 // credential-shaped.
 //
@@ -73,13 +148,18 @@ var credentialHeaders = map[string]bool{
 //     APIKEY, PAT or DSN; or
 //   - the words, upper-cased and joined with "_", contain API_KEY,
 //     ACCESS_KEY, PRIVATE_KEY or CLIENT_SECRET; or
-//   - its last word that is not all digits is KEY ("SSH_KEY", "SSH_KEY_2").
+//   - its last word that is not all digits is KEY ("SSH_KEY", "SSH_KEY_2");
+//
+// unless it is exempt: its last word that is not all digits is one of
+// descriptorWords (FILE, PATH, DIR, SOCK, URL, ENDPOINT, HOST, PORT,
+// LENGTH, TIMEOUT, MODE, TYPE, NAME, …), its first word is NO, or it is
+// PWD or OLDPWD (see the package documentation for why).
 //
 // So GITHUB_TOKEN, apiKey, OPENAI_API_KEY, db.password, x-auth-token and
 // SSH_KEY are credential-shaped; PATH, HOME, NODE_OPTIONS, KEYBOARD_LAYOUT,
-// MONKEY and TOKENIZER_MODEL are not. A false positive only hides a value
-// from display and keeps it out of the fingerprint, so the rule leans that
-// way. The empty name is not credential-shaped.
+// MONKEY, TOKENIZER_MODEL, SSH_AUTH_SOCK, GITHUB_TOKEN_FILE,
+// PRIVATE_KEY_PATH, AUTH_MODE, SESSION_TIMEOUT, NO_AUTH and PWD are not.
+// The empty name is not credential-shaped.
 func IsCredentialName(name string) bool {
 	var spans [maxFastWords][2]int
 	n, ok := wordSpans(name, &spans)
@@ -89,8 +169,7 @@ func IsCredentialName(name string) bool {
 	if n == 0 {
 		return false
 	}
-	// The words, upper-cased and joined with "_", built on the stack; each
-	// word is tested as it is appended.
+	// The words, upper-cased and joined with "_", built on the stack.
 	var buf [maxFastJoined]byte
 	joined := buf[:0]
 	for i, sp := range spans[:n] {
@@ -104,24 +183,35 @@ func IsCredentialName(name string) bool {
 			}
 			joined = append(joined, c)
 		}
-		if credentialWords[string(joined[start:])] { // indexing by a converted []byte does not allocate
+		spans[i] = [2]int{start, len(joined)} // from here on, offsets into joined
+	}
+	word := func(i int) []byte { return joined[spans[i][0]:spans[i][1]] }
+	// Indexing a map by a converted []byte does not allocate; neither do
+	// these comparisons.
+	if w := word(0); string(w) == "NO" || n == 1 && (string(w) == "PWD" || string(w) == "OLDPWD") {
+		return false
+	}
+	last := -1
+	for i := n - 1; i >= 0; i-- {
+		if !allDigitBytes(word(i)) {
+			last = i
+			break
+		}
+	}
+	if last >= 0 && descriptorWords[string(word(last))] {
+		return false
+	}
+	for i := range n {
+		if credentialWords[string(word(i))] {
 			return true
 		}
-		spans[i] = [2]int{start, len(joined)} // from here on, offsets into joined
 	}
 	for _, p := range credentialPhrases {
 		if bytes.Contains(joined, []byte(p)) {
 			return true
 		}
 	}
-	for i := n - 1; i >= 0; i-- {
-		w := joined[spans[i][0]:spans[i][1]]
-		if allDigitBytes(w) {
-			continue
-		}
-		return string(w) == "KEY"
-	}
-	return false
+	return last >= 0 && string(word(last)) == "KEY"
 }
 
 // maxFastWords and maxFastJoined bound the names IsCredentialName decides
@@ -186,7 +276,7 @@ func wordSpans(name string, spans *[maxFastWords][2]int) (int, bool) {
 // splitWords returns, written plainly: the fallback for long names and
 // the reference the allocation-free path is tested against.
 func isCredentialNameWords(words []string) bool {
-	if len(words) == 0 {
+	if len(words) == 0 || exemptWords(len(words), func(i int) string { return words[i] }) {
 		return false
 	}
 	for _, w := range words {

@@ -48,9 +48,9 @@ func TestIsCredentialName(t *testing.T) {
 		{"api key camel", "apiKey", true},
 		{"api key acronym camel", "APIKey", true},
 		{"api keys plural", "API_KEYS", true},
-		{"api key mid", "MY_API_KEY_FILE", true},
+		{"api key mid", "MY_API_KEY_ID", true},
 		{"access key", "AWS_ACCESS_KEY_ID", true},
-		{"private key", "PRIVATE_KEY_PATH", true},
+		{"private key", "PRIVATE_KEY_PEM", true},
 		{"client secret", "oauth.client_secret", true},
 		{"api key dashed", "x-api-key", true},
 		// Last-word rule.
@@ -84,6 +84,40 @@ func TestIsCredentialName(t *testing.T) {
 		{"non ascii", "TÖKEN", false},
 		{"lang", "LANG", false},
 		{"debug", "DEBUG", false},
+		// Exempt: the name describes a credential (where it is, how it
+		// behaves, what it is called), negates a switch, or is the shell's
+		// working directory.
+		{"ssh agent socket", "SSH_AUTH_SOCK", false},
+		{"token file", "GITHUB_TOKEN_FILE", false},
+		{"api key file", "MY_API_KEY_FILE", false},
+		{"private key path", "PRIVATE_KEY_PATH", false},
+		{"key path camel", "sshKeyPath", false},
+		{"password file docker", "POSTGRES_PASSWORD_FILE", false},
+		{"secrets dir", "SECRET_DIR", false},
+		{"token url", "OAUTH_TOKEN_URL", false},
+		{"auth endpoint", "AUTH_ENDPOINT", false},
+		{"auth host", "AUTH_HOST", false},
+		{"auth server port", "AUTH_SERVER_PORT", false},
+		{"dbus session address", "DBUS_SESSION_BUS_ADDRESS", false},
+		{"token length", "TOKEN_LENGTH", false},
+		{"session timeout", "SESSION_TIMEOUT", false},
+		{"auth mode", "AUTH_MODE", false},
+		{"auth type", "AUTH_TYPE", false},
+		{"password min length", "PASSWORD_MIN_LENGTH", false},
+		{"cookie name", "SESSION_COOKIE_NAME", false},
+		{"secret name k8s", "SECRET_NAME", false},
+		{"descriptor then digits", "TOKEN_FILE_2", false},
+		{"negated switch", "NO_AUTH", false},
+		{"negated switch lower", "no-auth", false},
+		{"working directory", "PWD", false},
+		{"old working directory", "OLDPWD", false},
+		// Not exempt: the descriptor is not the last word, or PWD is one of
+		// several words.
+		{"file then token", "FILE_TOKEN", true},
+		{"mysql pwd", "MYSQL_PWD", true},
+		{"path key", "PATH_KEY", true},
+		{"session id", "SESSION_ID", true},
+		{"auth header holds the value", "AUTH_HEADER", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ import (
 const canary = "cnry"
 
 // canaryProject plants secrets in every place a definition can hold one:
-// credential-shaped variables (in the command, args, cwd, URL, env and
-// headers), plain variables in env and header values, literal env and
+// credential-shaped variables (in the command and cwd, which refuses the
+// server by name, and in args, URL, env and headers), plain variables in env and header values, literal env and
 // header values, URL userinfo and query, a credential-shaped flag, an
 // OAuth client secret and a shell-line headers helper.
 const canaryProject = `{"mcpServers": {
@@ -34,6 +35,11 @@ const canaryProject = `{"mcpServers": {
     "command": "${SERVICE_TOKEN}-runner",
     "args": ["--api-key=cnry-arg-flag-1b", "--auth", "${SERVICE_TOKEN}", "--password=${PLAIN_VALUE}"],
     "cwd": "/srv/${SERVICE_TOKEN}",
+    "env": {"API_KEY": "cnry-env-literal-91b2", "OTHER": "cnry-env-plain-3c", "NODE_OPTIONS": "${PLAIN_VALUE}", "GH": "${SERVICE_TOKEN}"}
+  },
+  "tool2": {
+    "command": "runner",
+    "args": ["--api-key=cnry-arg-flag-1b", "--auth", "${SERVICE_TOKEN}", "--password=${PLAIN_VALUE}"],
     "env": {"API_KEY": "cnry-env-literal-91b2", "OTHER": "cnry-env-plain-3c", "NODE_OPTIONS": "${PLAIN_VALUE}", "GH": "${SERVICE_TOKEN}"}
   },
   "secret-oauth": {"type": "http", "url": "https://o.example.com/mcp", "oauth": {"clientId": "app", "clientSecret": "cnry-client-secret-5d"}},
@@ -54,7 +60,7 @@ func TestNoCanaryInAnyOutput(t *testing.T) {
 		"CORP_TOKEN=cnry-corp-token-2b",
 	)
 	m := []string{"--managed", "$ROOT/managed.json"}
-	servers := []string{"api", "tool", "secret-oauth", "helper", "missing", "defaulted", "corp", "absent"}
+	servers := []string{"api", "tool", "tool2", "secret-oauth", "helper", "missing", "defaulted", "corp", "absent"}
 	var runs [][]string
 	add := func(args ...string) { runs = append(runs, append(append([]string{}, m...), args...)) }
 	for _, j := range []string{"", "--json"} {
@@ -77,7 +83,15 @@ func TestNoCanaryInAnyOutput(t *testing.T) {
 		[]string{"--project", "$ROOT/cnry-missing-file-dir/none.json", "list"},
 	)
 
-	var all strings.Builder
+	// The approval review (show, approve) shows what the project wrote,
+	// env and header values included (issue 22): the literals under keys
+	// that are not credential-shaped are shown there, exactly there, and
+	// nowhere else. Everything secret stays masked in it too.
+	reviewShown := []string{
+		"OTHER=cnry-env-plain-3c", "X-Custom: cnry-header-plain-77e0", // text rows
+		`"value": "cnry-env-plain-3c"`, `"value": "cnry-header-plain-77e0"`, // --json review
+	}
+	var all, reviewed strings.Builder
 	for _, args := range runs {
 		args = slicesWithout(args, "")
 		r := w.run(t, args...)
@@ -85,13 +99,23 @@ func TestNoCanaryInAnyOutput(t *testing.T) {
 		all.WriteString(out)
 		// A path of the test's own choosing may hold the marker; nothing else.
 		out = strings.ReplaceAll(out, filepath.Join(w.root, "cnry-missing-file-dir"), "<path>")
+		if slices.Contains(args, "show") || slices.Contains(args, "approve") {
+			reviewed.WriteString(out)
+			for _, shown := range reviewShown {
+				out = strings.ReplaceAll(out, shown, "<reviewed>")
+			}
+		}
 		assert.NotContains(t, out, canary, "mcpward %s", strings.Join(args, " "))
+	}
+	for _, shown := range reviewShown {
+		assert.Contains(t, reviewed.String(), shown, "the review shows what the project wrote")
 	}
 
 	// The check looks at real output: the secrets' places are shown masked.
 	got := all.String()
 	for _, want := range []string{
-		"<redacted:SERVICE_TOKEN>-runner",
+		"${SERVICE_TOKEN}-runner", // refused by name: the review shows the template
+		"secret_in_command",
 		"https://bob:<redacted>@api.example.com/mcp/<redacted:SERVICE_TOKEN>?token=<redacted>&api_key=<redacted>&region=eu",
 		"--api-key=<redacted>",
 		`"API_KEY"`, `"NODE_OPTIONS"`, `"X-Custom"`,
@@ -100,9 +124,11 @@ func TestNoCanaryInAnyOutput(t *testing.T) {
 		"NEVER_SET_SECRET",
 		"https://github.com/acme/w.git",
 		// api's URL carries userinfo, so evaluation already refuses it
-		// by name (the URL admission is pure); tool is approved instead.
+		// by name (the URL admission is pure); tool's command is a
+		// credential-shaped variable, refused by name too; tool2 is
+		// approved instead.
 		"userinfo_refused",
-		"approved tool",
+		"approved tool2",
 	} {
 		assert.Contains(t, got, want)
 	}

@@ -61,6 +61,11 @@ type Server struct {
 	// of the person's or the organization's (not the default) does (list
 	// only).
 	Egress *EgressRule `json:"egress,omitempty"`
+	// Review is the approval review (show and approve only): the
+	// definition as written, env and header values included, only a
+	// credential's exact extent masked, and what to notice (see
+	// definition.Review). Status views (list) never carry it.
+	Review *definition.Review `json:"review,omitempty"`
 }
 
 // EgressRule is the egress rule that admitted a server: its target, its
@@ -317,8 +322,30 @@ func ErrorOf(err error) Error {
 	return e
 }
 
-// ErrorText is the one text line of err (see AsRefusal), made safe.
-func ErrorText(err error) string { return termsafe.Line(AsRefusal(err).Error()) }
+// ErrorText is the one text line of err (see AsRefusal), made safe; an
+// internationalized host in its origin is shown both ways (HostBothWays).
+func ErrorText(err error) string {
+	r := AsRefusal(err)
+	if r.Origin != "" {
+		c := *r
+		c.Origin = HostBothWays(c.Origin)
+		r = &c
+	}
+	return termsafe.Line(r.Error())
+}
+
+// HostBothWays shows a URL, an origin ("https://host:443") or an endpoint
+// ("host:443") whose host is an internationalized name both ways: its
+// ASCII form in place and its Unicode form after it in parentheses
+// ("https://xn--pple-43d.com:443 (аpple.com)"), so a look-alike host never
+// passes for the one it imitates. Anything else is returned as it is.
+func HostBothWays(s string) string {
+	if strings.Contains(s, "://") {
+		return egress.DisplayURL(s)
+	}
+	const fake = "x://"
+	return strings.TrimPrefix(egress.DisplayURL(fake+s), fake)
+}
 
 // Dash shows "" as "-".
 func Dash(s string) string {
@@ -446,6 +473,15 @@ func explainRefused(r composition.Result) (why, fix string) {
 	case httptransport.ReasonHelperArgvInvalid:
 		return "its headersHelper is not an exact argv starting with an absolute program path",
 			"write headersHelper as a JSON array whose first element is an absolute path, in " + r.Origin
+	case definition.RefusalSecretInCommand:
+		return "a credential-shaped variable (or a template where a credential goes) decides its command; a credential never chooses what runs, because its value is left out of the fingerprint so that rotating it keeps the approval",
+			"write the program in \"command\" as text, or through a variable whose name is not credential-shaped, and pass the credential in \"env\", in " + r.Origin
+	case definition.RefusalSecretInCwd:
+		return "a credential-shaped variable (or a template where a credential goes) decides its working directory; a credential never chooses where a server runs",
+			"write \"cwd\" as text, or through a variable whose name is not credential-shaped, in " + r.Origin
+	case definition.RefusalSecretInURL:
+		return "a credential-shaped variable (or a template where a credential goes) decides the scheme, host or port of its url; a credential never chooses where mcpward connects",
+			"write the url's scheme, host and port as text (or through a variable whose name is not credential-shaped) and pass the credential in \"headers\", in " + r.Origin
 	case definition.ReasonPolicyDenied:
 		return "your organization's managed policy denies this server (deniedMcpServers)",
 			"ask your administrator; no file of yours can allow it"
@@ -454,7 +490,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 			"ask your administrator to allow it; no file of yours can"
 	case egress.ReasonHTTPNotLoopback:
 		return "plain http is allowed only to loopback, or to a host or range you allow for http; mcpward would refuse to connect to this URL",
-			"use the server's https URL in " + r.Origin + "; or, if it is your own network and you accept plain http, run \"mcpward egress allow --http " + egressTarget(r) + "\""
+			"use the server's https URL in " + r.Origin + "; or, if it is your own network and you accept plain http, run \"mcpward egress allow --http " + egressTarget(r) + "\"" + egressIDN(r)
 	case egress.ReasonAddressRefused:
 		if strings.Contains(r.Detail, "link-local") {
 			return "the egress policy refuses this address (" + r.Detail + "), whatever is allowed: cloud metadata lives there",
@@ -464,7 +500,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 			return "a deny rule refuses this address", "\"mcpward egress list\" shows the rules; correct the url in " + r.Origin
 		}
 		return "the egress policy admits https only to public addresses, and this one is not (" + r.Detail + ")",
-			"if it is your own network, allow it: \"mcpward egress allow " + egressTarget(r) + "\" (or its range); otherwise correct the url in " + r.Origin
+			"if it is your own network, allow it: \"mcpward egress allow " + egressTarget(r) + "\"" + egressIDN(r) + " (or its range); otherwise correct the url in " + r.Origin
 	case egress.ReasonHostRefused:
 		return "a deny rule refuses this host", "\"mcpward egress list\" shows the rules (\"mcpward egress remove HOST\" forgets one of yours)"
 	case egress.ReasonSchemeRefused, egress.ReasonOpaqueRefused, egress.ReasonUserinfoRefused, egress.ReasonHostMissing,
@@ -488,6 +524,17 @@ func egressTarget(r composition.Result) string {
 		return "HOST"
 	}
 	return termsafe.Line(u.Hostname())
+}
+
+// egressIDN is " (HOST is UNICODE)" when the host egressTarget names is
+// an internationalized name, so a fix that names it in ASCII still shows
+// which host it is; "" otherwise.
+func egressIDN(r composition.Result) string {
+	h := egressTarget(r)
+	if u, ok := egress.HostToUnicode(h); ok && u != h {
+		return " (" + h + " is " + termsafe.Line(u) + ")"
+	}
+	return ""
 }
 
 // Program returns the command r would run, as projected (secrets masked),
@@ -684,9 +731,9 @@ func FailureText(d composition.FailureDetail) string {
 	}
 	switch {
 	case d.Endpoint != "" && d.Cause != "":
-		parts = append(parts, d.Endpoint+" ("+d.Cause+")")
+		parts = append(parts, HostBothWays(d.Endpoint)+" ("+d.Cause+")")
 	case d.Endpoint != "":
-		parts = append(parts, d.Endpoint)
+		parts = append(parts, HostBothWays(d.Endpoint))
 	case d.Cause != "":
 		parts = append(parts, d.Cause)
 	}
@@ -731,4 +778,59 @@ func WriteStderrOf(w io.Writer, f ServerStderr, names []string) {
 			WriteServerStderr(w, n, tail)
 		}
 	}
+}
+
+// ReviewRows writes the approval review rv as rows (label, value): the
+// command, arguments, env entries, cwd and where a stdio server runs, the
+// URL, the header entries and the headers helper, as the file wrote them
+// (credentials masked as <redacted:DIGEST>). row makes each value safe.
+func ReviewRows(rv definition.Review, row func(label, value string)) {
+	if rv.Command != "" {
+		row("command", rv.Command)
+	}
+	if len(rv.Args) > 0 {
+		row("args", QuoteArgs(rv.Args))
+	}
+	for i, e := range rv.Env {
+		label := ""
+		if i == 0 {
+			label = "env"
+		}
+		row(label, e.Key+"="+e.Value)
+	}
+	if rv.Cwd != "" {
+		row("cwd", rv.Cwd)
+	}
+	switch rv.WorkingDirectory {
+	case definition.WorkdirWorkspace:
+		row("runs in", "the workspace root (no cwd)")
+	case definition.WorkdirNeutral:
+		row("runs in", "an empty private directory of its own (no cwd), never the workspace")
+	}
+	if rv.URL != "" {
+		row("url", rv.URL)
+	}
+	for i, h := range rv.Headers {
+		label := ""
+		if i == 0 {
+			label = "headers"
+		}
+		row(label, h.Key+": "+h.Value)
+	}
+	if len(rv.HeadersHelper) > 0 {
+		row("headers helper", QuoteArgs(rv.HeadersHelper))
+	}
+}
+
+// ReviewNotes returns the lines that flag what the person approving must
+// notice in rv (see definition.Review): each masked stretch in what runs,
+// each env key that changes which code runs, a server that runs in the
+// workspace, an internationalized or mixed-script host. Each line is made
+// safe for a terminal.
+func ReviewNotes(rv definition.Review) []string {
+	out := make([]string, len(rv.Notes))
+	for i, n := range rv.Notes {
+		out[i] = termsafe.Line(n.Text)
+	}
+	return out
 }

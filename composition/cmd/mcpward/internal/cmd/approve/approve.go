@@ -20,6 +20,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 	"github.com/mcpward/mcpward/core/activation"
+	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -76,8 +77,17 @@ and user servers are used on your own trust and need no approval.
 
 The approval is bound to the server's name, source file, fingerprint,
 endpoint, repository and workspace generation: any change to one of them
-needs a new approval. It is recorded, with an audit record, in the state
-directory.
+needs a new approval. The fingerprint covers the definition as written
+(every literal, which variable feeds each value, every default), so any
+edit to it asks again, while rotating a credential's value does not. It
+binds the definition, not the files it runs: a project server without
+"cwd" runs in the workspace, whose files can change what it does. It is
+recorded, with an audit record, in the state directory.
+
+After approving, approve repeats every note of the review ("mcpward show
+NAME"): text masked in what runs, env that changes which code runs, a
+server that runs in the workspace, an internationalized or mixed-script
+host. --all lists them before asking.
 
 --all approves every server awaiting approval (denied as not approved, or
 as changed since its approval). It first lists them on stderr; on a
@@ -88,7 +98,8 @@ Every name is tried, in order; a refusal is reported with why and what
 to do, and the others still run.
 
 With --json, for one NAME: {"approval": {"identity", "grantedBy"},
-"server"} (a server object, see "mcpward help list"). For several names
+"server"} (a server object, see "mcpward help list", with its review as
+"mcpward show NAME --json" gives it). For several names
 or --all: {"approved": [those objects], "failed": [{"name", "error":
 {"class", "reason", "server", "detail"}, "fix"}]}.
 
@@ -145,14 +156,22 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	r, _ := a.Host.Evaluate(ctx, srcs).Server(name)
+	rv := review(a, name)
 	if opts.JSON {
-		_ = jsonout.Write(opts.IO.Out, JSON{
-			Approval: Approval{Identity: ap.Identity, GrantedBy: ap.GrantedBy},
-			Server:   view.ToServer(r),
-		})
+		j := JSON{Approval: Approval{Identity: ap.Identity, GrantedBy: ap.GrantedBy}, Server: view.ToServer(r)}
+		j.Server.Review = rv
+		_ = jsonout.Write(opts.IO.Out, j)
 		return nil
 	}
-	Write(opts.IO.Out, ap, r)
+	Write(opts.IO.Out, ap, r, rv)
+	return nil
+}
+
+// review returns the approval review of name, nil when it has none.
+func review(a *app.App, name string) *definition.Review {
+	if rv, ok := a.Host.Review(a.LibrarySources(), name); ok {
+		return &rv
+	}
 	return nil
 }
 
@@ -193,6 +212,11 @@ func confirmAll(ctx context.Context, opts *Options, a *app.App) ([]string, error
 			endpoint = r.Projection.Endpoint
 		}
 		fmt.Fprintf(tw, "  %s\t%s %s\t%s\n", termsafe.Line(r.Name), r.Tier, termsafe.Line(r.Origin), termsafe.Line(endpoint))
+		if rv := review(a, r.Name); rv != nil {
+			for _, n := range view.ReviewNotes(*rv) {
+				fmt.Fprintf(tw, "  \t  note: %s\n", n)
+			}
+		}
 	}
 	_ = tw.Flush()
 	if opts.Yes {
@@ -233,9 +257,12 @@ func batch(ctx context.Context, opts *Options, a *app.App, names []string) error
 			continue
 		}
 		r, _ := a.Host.Evaluate(ctx, srcs).Server(name)
-		out.Approved = append(out.Approved, JSON{Approval: Approval{Identity: ap.Identity, GrantedBy: ap.GrantedBy}, Server: view.ToServer(r)})
+		rv := review(a, name)
+		j := JSON{Approval: Approval{Identity: ap.Identity, GrantedBy: ap.GrantedBy}, Server: view.ToServer(r)}
+		j.Server.Review = rv
+		out.Approved = append(out.Approved, j)
 		if !opts.JSON {
-			Write(opts.IO.Out, ap, r)
+			Write(opts.IO.Out, ap, r, rv)
 		}
 	}
 	if opts.JSON {
@@ -278,14 +305,22 @@ func Fix(ctx context.Context, a *app.App, name string, err error) string {
 	return ""
 }
 
-// Write writes approve's text.
-func Write(w io.Writer, ap ports.Approval, r composition.Result) {
+// Write writes approve's text: the identity approved, then one "note"
+// line for each thing the review flags (rv, nil when there is no review):
+// text masked in what runs, env that changes which code runs, a server
+// that runs in the workspace, an internationalized or mixed-script host.
+func Write(w io.Writer, ap ports.Approval, r composition.Result, rv *definition.Review) {
 	id := ap.Identity
 	fmt.Fprintf(w, "approved %s (%s %s)\n", termsafe.Line(id.ServerID), id.Tier, termsafe.Line(id.Origin))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  fingerprint\t%s\n", termsafe.Line(id.Fingerprint))
 	fmt.Fprintf(tw, "  endpoint\t%s\n", termsafe.Line(id.Security))
 	fmt.Fprintf(tw, "  repository\t%s\n", termsafe.Line(id.Repository))
+	if rv != nil {
+		for _, n := range view.ReviewNotes(*rv) {
+			fmt.Fprintf(tw, "  note\t%s\n", n)
+		}
+	}
 	_ = tw.Flush()
 	name := termsafe.Line(r.Name)
 	if r.Usable() {

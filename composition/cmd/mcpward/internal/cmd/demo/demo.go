@@ -129,7 +129,7 @@ var demoSteps = []demoStep{
 	{[]string{"list"}, "Every server your files define, and whether it may be used. \"files\" comes from\nyour user file, so it is used on your own trust; the project's servers are not."},
 	{[]string{"approve", "weather"}, "Approving binds \"weather\" to its exact definition, source file and workspace."},
 	{[]string{"list"}, "\"weather\" is now allowed. \"legacy-events\" stays refused (deprecated SSE), and\n\"notes\" stays unresolved until NOTES_API_TOKEN is set."},
-	{[]string{"show", "weather"}, "The redacted definition: env and header keys only, never their values."},
+	{[]string{"show", "weather"}, "The definition as the file wrote it, credentials masked, and what to check before approving."},
 	{[]string{"show", "notes"}, "Why \"notes\" cannot be used, and the fix."},
 }
 

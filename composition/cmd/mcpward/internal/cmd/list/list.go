@@ -37,12 +37,13 @@ func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 denied, unresolved, blocked, disabled, refused), the tier and file that define
 it, its transport, the start of its fingerprint, the reason word of its state
 (with the names of unset variables) and the command or URL it would run or
-connect to (secrets masked, as "mcpward show" masks them). Problems with the
-files themselves follow the table, then the egress rule that admits each
-server a rule of yours or your organization's admits ("mcpward help
-egress"), any legacy ./.mcpward/local.json that is not read, and the
-workspace root the files were found from (the git root, else the nearest
-directory holding .mcp.json, else ./).
+connect to (secrets masked; an internationalized host shown both ways, as in
+xn--pple-43d.com (аpple.com)). Problems with the files themselves follow the
+table, then the egress rule that admits each server a rule of yours or your
+organization's admits ("mcpward help egress"), any legacy
+./.mcpward/local.json that is not read, and the workspace root the files were
+found from (the git root, else the nearest directory holding .mcp.json, else
+./). "mcpward show NAME" shows the definition as the file wrote it.
 
 Everything knowable without connecting is decided here: a URL the egress
 policy refuses (plain http to a non-loopback host: http_not_loopback) or that

@@ -32,16 +32,20 @@ file only names won by its own tier.
 Activation: managed and user servers are used on your own trust; local,
 project and plugin servers need "mcpward approve NAME". An approval is bound to
 the server's name, source file, fingerprint, endpoint, repository and workspace
-generation: any change needs a new approval. ${VAR} templates are expanded from
-mcpward's environment; secrets are never printed.
+generation: any change needs a new approval. The fingerprint covers the
+definition as written (every literal, every variable's name and default), so
+any edit asks again, while rotating a credential's value does not. ${VAR}
+templates are expanded from mcpward's environment; secrets are never printed.
 
 Connecting (tools, call, prompts, prompt, resources, read): only usable
 servers are connected; a stdio server runs with the workspace root as its
-allowed root and gets only HOME, PATH, USER and the like from mcpward's
-environment, plus its own env; HTTP servers are reached under the strict
-egress policy (https to public addresses, http to loopback only), widened
-only by your own rules ("mcpward help egress"). Text a server sends is shown
-with every terminal control character escaped.
+allowed root (a managed, user or plugin server without "cwd" runs in an
+empty private directory of its own, never in the workspace) and gets only
+HOME, PATH, USER and the like from mcpward's environment, plus its own env;
+HTTP servers are reached under the strict egress policy (https to public
+addresses, http to loopback only), widened only by your own rules ("mcpward
+help egress"). Text a server sends is shown with every terminal control
+character escaped.
 
 Workspace: the repository is the "origin" remote (else the first remote) of the
 git repository holding the working directory, without credentials or query;

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
+	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -37,15 +38,24 @@ func NewCmdShow(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 	opts := &Options{IO: f.IOStreams, App: f.App}
 	return &cobra.Command{
 		Use:   "show NAME",
-		Short: "One server: redacted definition, fingerprint, source, and why it is or is not usable",
+		Short: "One server as written, its fingerprint, source, and why it is or is not usable",
 		Long: `Show one server: its state and, in words, why it is or is not usable and what
-to do about it; the file that defines it and the ones it shadows; its redacted
-definition (env and header keys only, never their values; secrets in the
-command line, URL or arguments masked); its fingerprint and, for an OAuth
-server, whether you are signed in.
+to do about it; the file that defines it and the ones it shadows; its
+definition as the file wrote it, which is what an approval binds: the
+command, arguments, env and header values with their ${VAR} templates and
+defaults (never a value from your environment), where a stdio server runs,
+and only the exact extent of a credential masked, with a digest that tells
+two masked texts apart (<redacted:3f2a9c01>); its fingerprint and, for an
+OAuth server, whether you are signed in. Notes flag what to read before
+approving: text masked in what runs, env that changes which code runs
+(PYTHONPATH, NODE_OPTIONS, LD_PRELOAD, ...), a project server that runs in
+the workspace, a host that is an internationalized or look-alike name.
 
 With --json: one server object (see "mcpward help list"), plus signIn
-(signed_in, signed_out, refresh_needed) for a server with oauth.
+(signed_in, signed_out, refresh_needed) for a server with oauth, and review
+(the definition as written: command, args, env and headers as
+[{"key", "value"}], cwd, workingDirectory, url, and notes as [{"kind",
+"field", "marker", "text"}]).
 
 Exit code 1 when NAME is not defined, or activation could not decide.`,
 		Example: `  $ mcpward show weather
@@ -72,12 +82,17 @@ func Run(ctx context.Context, opts *Options) error {
 		return refusal.New(refusal.Config, composition.ReasonUnknownServer, opts.Name)
 	}
 	signIn := a.SignInState(ctx, r)
+	var rv *definition.Review
+	if review, ok := a.Host.Review(a.LibrarySources(), opts.Name); ok {
+		rv = &review
+	}
 	if opts.JSON {
 		j := view.ToServer(r)
 		j.SignIn = signIn
+		j.Review = rv
 		_ = jsonout.Write(opts.IO.Out, j)
 	} else {
-		Write(opts.IO.Out, r, signIn)
+		Write(opts.IO.Out, r, signIn, rv)
 	}
 	if r.Err != nil {
 		return cmdutil.ErrSilent
@@ -85,8 +100,11 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// Write writes show's text.
-func Write(w io.Writer, r composition.Result, signIn string) {
+// Write writes show's text. rv is the approval review of r's definition
+// (nil when it has none): the definition is shown as the file wrote it,
+// env and header values included, credentials masked by their exact
+// extent, followed by what to notice.
+func Write(w io.Writer, r composition.Result, signIn string, rv *definition.Review) {
 	why, fix := view.Explain(r)
 	state := string(r.State)
 	if r.Reason != "" {
@@ -131,24 +149,28 @@ func Write(w io.Writer, r composition.Result, signIn string) {
 	}
 	if p := r.Projection; p != nil {
 		row("transport", string(p.Transport))
-		if p.Command != "" {
-			row("command", p.Command)
-		}
-		if len(p.Args) > 0 {
-			row("args", view.QuoteArgs(p.Args))
-		}
-		if p.Cwd != "" {
-			row("cwd", p.Cwd)
-		}
-		if p.URL != "" {
-			row("url", p.URL)
+		if rv != nil {
+			view.ReviewRows(*rv, row)
+		} else {
+			if p.Command != "" {
+				row("command", p.Command)
+			}
+			if len(p.Args) > 0 {
+				row("args", view.QuoteArgs(p.Args))
+			}
+			if p.Cwd != "" {
+				row("cwd", p.Cwd)
+			}
+			if p.URL != "" {
+				row("url", p.URL)
+			}
+			row("env keys", view.Keys(p.EnvKeys, " (values never shown)"))
+			row("header keys", view.Keys(p.HeaderKeys, " (values never shown)"))
+			if len(p.HeadersHelper) > 0 {
+				row("headers helper", view.QuoteArgs(p.HeadersHelper))
+			}
 		}
 		row("endpoint", view.Dash(p.Endpoint))
-		row("env keys", view.Keys(p.EnvKeys, " (values never shown)"))
-		row("header keys", view.Keys(p.HeaderKeys, " (values never shown)"))
-		if len(p.HeadersHelper) > 0 {
-			row("headers helper", view.QuoteArgs(p.HeadersHelper))
-		}
 		if o := p.OAuth; o != nil {
 			row("oauth", fmt.Sprintf("client %s, scopes %s, callback port %d", view.Dash(o.ClientID), view.Dash(strings.Join(o.Scopes, " ")), o.CallbackPort))
 		}
@@ -172,6 +194,11 @@ func Write(w io.Writer, r composition.Result, signIn string) {
 	row("fingerprint", view.Dash(r.Fingerprint))
 	if r.Identity.Repository != "" {
 		row("repository", r.Identity.Repository)
+	}
+	if rv != nil {
+		for _, n := range view.ReviewNotes(*rv) {
+			row("note", n)
+		}
 	}
 	_ = tw.Flush()
 }

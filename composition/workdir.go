@@ -1,0 +1,81 @@
+package composition
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// ReasonWorkdirFailed is the reason a stdio launch is refused with when
+// the neutral working directory of a managed, user or plugin server
+// could not be made. Class Transient.
+const ReasonWorkdirFailed = "workdir_failed"
+
+// A stdio server of the managed, user or plugin tier whose definition
+// sets no cwd runs in a neutral directory (definition.WorkdirNeutral): a
+// fresh, empty directory of mode 0700 under the system's temporary
+// directory, made for the launch and removed, with whatever the server
+// wrote there, when its connection is released. It never runs in the
+// repository the person happens to open (a repository's mod.py or .npmrc
+// would otherwise run through a server they trust in every workspace). A
+// project or local server without cwd runs in the granted root, the
+// workspace, as every .mcp.json expects.
+//
+// The host's ProcessAuthority still decides the launch: it is asked with
+// the definition's own cwd (""), and the root it grants is replaced by
+// the neutral directory for that launch only.
+
+// neutralDirs holds the neutral directories this process made and has not
+// removed yet. Their names are random (os.MkdirTemp), so a definition
+// cannot name one in advance.
+var neutralDirs sync.Map
+
+// needsNeutralDir reports whether t runs in a neutral directory.
+func needsNeutralDir(t ports.Target) bool {
+	return t.Kind == ports.TransportStdio && t.Cwd == "" &&
+		definition.WorkingDirectoryFor(t.Tier, t.Cwd) == definition.WorkdirNeutral
+}
+
+// makeNeutralDir makes a neutral directory for server id.
+func makeNeutralDir(id string) (string, error) {
+	dir, err := os.MkdirTemp("", "mcpward-cwd-")
+	if err != nil {
+		return "", &refusal.Error{Class: refusal.Transient, Reason: ReasonWorkdirFailed, Server: id,
+			Detail: "the neutral working directory could not be made"}
+	}
+	neutralDirs.Store(dir, struct{}{})
+	return dir, nil
+}
+
+// removeNeutralDir removes a neutral directory ("" is none).
+func removeNeutralDir(dir string) {
+	if dir == "" {
+		return
+	}
+	neutralDirs.Delete(dir)
+	_ = os.RemoveAll(dir)
+}
+
+// neutralAuthority wraps the host's ProcessAuthority: a launch whose cwd
+// is a neutral directory of this process is put to the host's authority
+// with the definition's own cwd (none), and granted that directory as its
+// root.
+type neutralAuthority struct{ inner ports.ProcessAuthority }
+
+func (a neutralAuthority) Authorize(ctx context.Context, r ports.LaunchRequest) (ports.ProcessGrant, error) {
+	if _, ok := neutralDirs.Load(r.Cwd); !ok || r.Cwd == "" {
+		return a.inner.Authorize(ctx, r)
+	}
+	dir := r.Cwd
+	r.Cwd = ""
+	g, err := a.inner.Authorize(ctx, r)
+	if err != nil {
+		return g, err
+	}
+	g.AllowedRoot = dir
+	return g, nil
+}

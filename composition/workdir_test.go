@@ -1,0 +1,131 @@
+package composition
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// runWhere starts t (a /bin/sh child that writes its working directory and
+// what that directory holds to $OUT) through the rig's Dialer, waits for
+// the child to write, releases the connection and returns the two lines.
+func runWhere(t *testing.T, r *rig, tg ports.Target) (dir string, entries string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	tg.Kind = ports.TransportStdio
+	tg.Command = "/bin/sh"
+	tg.Args = []string{"-c", `pwd -P > "$OUT.tmp"; echo "entries: $(ls -A | tr '\n' ' ')" >> "$OUT.tmp"; mv "$OUT.tmp" "$OUT"; exec cat`}
+	tg.Env = map[string]string{"OUT": out}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := r.host.Dialer().Dial(ctx, tg)
+	require.NoError(t, err)
+	_, err = conn.Transport.Connect(ctx)
+	require.NoError(t, err)
+	var b []byte
+	require.Eventually(t, func() bool {
+		b, err = os.ReadFile(out)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	conn.Release()
+	lines := strings.SplitN(strings.TrimRight(string(b), "\n"), "\n", 2)
+	require.Len(t, lines, 2)
+	return lines[0], strings.TrimSpace(strings.TrimPrefix(lines[1], "entries:"))
+}
+
+// TestWorkingDirectoryWrittenOrNeutral: a managed, user or plugin stdio
+// server without cwd runs in a fresh, empty, private directory that is
+// removed after it, never in the workspace the person opened; a project or
+// local one runs in the workspace root (issue 22, attack 11).
+func TestWorkingDirectoryWrittenOrNeutral(t *testing.T) {
+	workspace, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(workspace, "mod.py"), []byte("import os\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(workspace, ".npmrc"), []byte("registry=http://127.0.0.1:9/\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(workspace, "tools"), 0o700))
+	r := newRig(t, Config{Authority: NewRootAuthority(workspace, map[string]string{"PATH": os.Getenv("PATH")})})
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	require.NoError(t, err)
+
+	for _, tier := range []ports.Tier{ports.TierManaged, ports.TierUser, ports.TierPlugin} {
+		t.Run(string(tier)+" without cwd", func(t *testing.T) {
+			dir, entries := runWhere(t, r, ports.Target{ServerID: "s", Tier: tier})
+			assert.NotEqual(t, workspace, dir)
+			assert.Equal(t, tmp, filepath.Dir(dir), "a directory of its own under the temporary directory")
+			assert.True(t, strings.HasPrefix(filepath.Base(dir), "mcpward-cwd-"))
+			assert.Empty(t, entries, "the neutral directory is empty: no mod.py, no .npmrc")
+			_, err := os.Stat(dir)
+			assert.True(t, os.IsNotExist(err), "the neutral directory is removed with the connection")
+		})
+	}
+	for _, tier := range []ports.Tier{ports.TierProject, ports.TierLocal} {
+		t.Run(string(tier)+" without cwd", func(t *testing.T) {
+			dir, entries := runWhere(t, r, ports.Target{ServerID: "s", Tier: tier})
+			assert.Equal(t, workspace, dir)
+			assert.Contains(t, entries, "mod.py")
+		})
+	}
+	t.Run("user with cwd", func(t *testing.T) {
+		dir, _ := runWhere(t, r, ports.Target{ServerID: "s", Tier: ports.TierUser, Cwd: "tools"})
+		assert.Equal(t, filepath.Join(workspace, "tools"), dir)
+	})
+}
+
+// TestNeutralDirectoryMode: the neutral directory is private (0700).
+func TestNeutralDirectoryMode(t *testing.T) {
+	dir, err := makeNeutralDir("s")
+	require.NoError(t, err)
+	defer removeNeutralDir(dir)
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	_, held := neutralDirs.Load(dir)
+	assert.True(t, held)
+	removeNeutralDir(dir)
+	_, held = neutralDirs.Load(dir)
+	assert.False(t, held)
+}
+
+// TestLaunchCheckInNeutralDirectory: a relative program written for a
+// user-tier server is looked up in its neutral directory, not in the
+// workspace, so a repository's own ./tool never runs through it; a
+// project server finds it in the workspace.
+func TestLaunchCheckInNeutralDirectory(t *testing.T) {
+	workspace := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(workspace, "tool"), []byte("#!/bin/sh\n"), 0o700))
+	r := newRig(t, Config{Authority: NewRootAuthority(workspace, map[string]string{"PATH": "/usr/bin:/bin"})})
+	for tier, want := range map[ports.Tier]string{ports.TierUser: "program_not_found", ports.TierProject: ""} {
+		srcs := []definition.Source{{Tier: tier, Origin: "/o", Data: []byte(`{"mcpServers":{"s":{"command":"./tool"}}}`)}}
+		res, ok := r.host.Evaluate(context.Background(), srcs).Server("s")
+		require.True(t, ok)
+		assert.Equal(t, want, res.Launch, tier)
+	}
+}
+
+// TestHostReview: the review is what the file wrote, for the winning
+// definition; no value from the lookup reaches it.
+func TestHostReview(t *testing.T) {
+	r := newRig(t, Config{Lookup: func(string) (string, bool) { return "looked-up-value", true }})
+	srcs := []definition.Source{{Tier: ports.TierProject, Origin: "/w/.mcp.json", Data: []byte(`{"mcpServers":{
+		"s":{"command":"node","args":["--root=${HOME}"],"env":{"PYTHONPATH":"/tmp/evil","API_KEY":"literal-one"}},
+		"bad":{"command":1}}}`)}}
+	rv, ok := r.host.Review(srcs, "s")
+	require.True(t, ok)
+	assert.Equal(t, []string{"--root=${HOME}"}, rv.Args)
+	assert.Equal(t, definition.WorkdirWorkspace, rv.WorkingDirectory)
+	assert.Equal(t, "/tmp/evil", rv.Env[1].Value)
+	assert.NotContains(t, rv.Env[0].Value, "literal-one")
+	_, ok = r.host.Review(srcs, "bad")
+	assert.False(t, ok, "a malformed entry has no review")
+	_, ok = r.host.Review(srcs, "nope")
+	assert.False(t, ok)
+}

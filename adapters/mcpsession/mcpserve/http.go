@@ -64,6 +64,13 @@ type HTTPOptions struct {
 	// another, is answered 401. "" turns the check off: for tests only,
 	// and the caller must make sure the listener is loopback.
 	Token string
+	// TokenHint is the message of a 401 (what a user needs to know to
+	// find the token, such as the file holding it); "" means a generic
+	// one. The 401's body is a JSON-RPC error response holding it (both
+	// the go-sdk and the TypeScript SDK clients show it), and its
+	// WWW-Authenticate names no resource metadata, so a client does not
+	// start an OAuth flow that cannot succeed. It must hold no secret.
+	TokenHint string
 	// Port is the port the listener is bound to: the Host header must
 	// name a loopback host (127.0.0.1, [::1], localhost) with this port,
 	// and an Origin header, when present, the same, else 403 (DNS
@@ -142,8 +149,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		if len(token) > 0 {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), token) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpward"`)
-				refuse(w, "unauthorized", http.StatusUnauthorized)
+				unauthorized(w, r, o.TokenHint)
 				return
 			}
 		}
@@ -172,6 +178,44 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// CodeUnauthorized is the JSON-RPC error code of a 401's body.
+const CodeUnauthorized = -32001
+
+// unauthorized answers r 401 with a JSON-RPC error response whose
+// message is hint, and a challenge naming the scheme alone: no
+// resource_metadata, the parameter that makes a client begin OAuth
+// discovery (RFC 9728 §5.1). The response carries the id of r's request
+// when the first maxPeek bytes of its body say it within a second (a
+// client such as the go-sdk's shows the error of a response it can
+// decode, which needs an id), else 0. The connection is closed after.
+func unauthorized(w http.ResponseWriter, r *http.Request, hint string) {
+	if hint == "" {
+		hint = "this mcpward serve wants the header \"Authorization: Bearer TOKEN\""
+	}
+	id := json.RawMessage("0")
+	if r.Method == http.MethodPost {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Second))
+		b, _ := io.ReadAll(io.LimitReader(r.Body, maxPeek))
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(b, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || (m.ID[0] >= '0' && m.ID[0] <= '9')) {
+			id = m.ID
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": CodeUnauthorized, "message": "unauthorized: " + hint}})
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="mcpward"`)
+	h.Set("Content-Type", "application/json")
+	h.Set("Connection", "close")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// maxPeek bounds what a 401 reads of a request's body for its id.
+const maxPeek = 4 << 10
 
 // initialized counts the sessions that completed initialize (a session a
 // request without Mcp-Session-Id opens and does not initialize, such as

@@ -119,6 +119,10 @@ func orDefault[T ~int | ~int64](v, def T) T {
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
 		Logger: s.log, SessionTimeout: orDefault(o.SessionIdleTimeout, DefaultSessionIdleTimeout), MaxRequestBodyBytes: MaxBodyBytes})
+	// Protocol 2026-07-28 and later have no sessions: each request is
+	// answered alone, by a session that ends with it.
+	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+		Logger: s.log, Stateless: true, MaxRequestBodyBytes: MaxBodyBytes})
 	token := []byte(o.Token)
 	maxSessions := orDefault(o.MaxSessions, DefaultMaxSessions)
 	bodyTimeout := orDefault(o.BodyTimeout, DefaultBodyTimeout)
@@ -175,8 +179,25 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 				}()
 			}
 		}
+		if ModernRequest(r) {
+			modern.ServeHTTP(w, r)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// FirstModernVersion is the first protocol version without sessions.
+const FirstModernVersion = "2026-07-28"
+
+// ModernRequest reports whether r is of protocol FirstModernVersion or
+// later: its MCP-Protocol-Version header names such a version (a
+// date-shaped version, compared as the dates they are). Such a request
+// is answered alone, without a session (stateless); any other is served
+// as before, with sessions.
+func ModernRequest(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return len(v) == len(FirstModernVersion) && v[4] == '-' && v[7] == '-' && v >= FirstModernVersion
 }
 
 // CodeUnauthorized is the JSON-RPC error code of a 401's body.

@@ -59,7 +59,8 @@ func oneShot(t *testing.T, cs *mcp.ClientSession) (names []string, echo *mcp.Cal
 
 // TestServeReadyWhenItAnswers: a one-shot go-sdk client (connect, list,
 // call at once, nothing waited for) sees the real tools of a server that
-// takes slowDelay to start, over stdio and over HTTP with the token; the
+// takes slowDelay to start, over stdio and over HTTP with the token (on
+// 2026-07-28, stateless, and on 2025-11-25, with a session); the
 // server that cannot start is named by mcpward_status. With --no-wait
 // the first list answers before the slow server is there (today's
 // behaviour, kept on demand).
@@ -75,29 +76,35 @@ func TestServeReadyWhenItAnswers(t *testing.T) {
 		assert.Contains(t, status, "slow: connected")
 		assert.Contains(t, status, "broken: failed (config program_not_found)")
 	})
-	t.Run("http", func(t *testing.T) {
-		w := slowWorld(t)
-		addr := "127.0.0.1:" + freePort(t)
-		cmd := serveCmd(w, "serve", "--http", addr)
-		stderr := &iostreams.Buffer{}
-		cmd.Stderr = stderr
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "listening on") }, 30*time.Second, 10*time.Millisecond)
-		tok, err := os.ReadFile(filepath.Join(w.root, "state", "mcpward", "serve-token"))
-		require.NoError(t, err)
-		c := mcp.NewClient(&mcp.Implementation{Name: "one-shot", Version: "0"}, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
-			HTTPClient: &http.Client{Transport: bearer{strings.TrimSpace(string(tok))}}}, nil)
-		require.NoError(t, err, stderr.String())
-		defer cs.Close()
-		names, echo, status := oneShot(t, cs)
-		assert.Contains(t, names, "mcp__slow__echo", "the first list waits for the connect round")
-		assert.Equal(t, "at once", text(echo))
-		assert.Contains(t, status, "broken: failed")
-	})
+	// Over HTTP, a 2026-07-28 client (stateless: every request alone) and
+	// a legacy one (with a session), each against a serve just started.
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run("http/"+version, func(t *testing.T) {
+			w := slowWorld(t)
+			addr := "127.0.0.1:" + freePort(t)
+			cmd := serveCmd(w, "serve", "--http", addr)
+			stderr := &iostreams.Buffer{}
+			cmd.Stderr = stderr
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "listening on") }, 30*time.Second, 10*time.Millisecond)
+			tok, err := os.ReadFile(filepath.Join(w.root, "state", "mcpward", "serve-token"))
+			require.NoError(t, err)
+			c := mcp.NewClient(&mcp.Implementation{Name: "one-shot", Version: "0"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp",
+				HTTPClient: &http.Client{Transport: bearer{strings.TrimSpace(string(tok))}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err, stderr.String())
+			defer cs.Close()
+			assert.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+			assert.Equal(t, version != "2026-07-28", cs.ID() != "", "a session only before 2026-07-28")
+			names, echo, status := oneShot(t, cs)
+			assert.Contains(t, names, "mcp__slow__echo", "the first list waits for the connect round")
+			assert.Equal(t, "at once", text(echo))
+			assert.Contains(t, status, "broken: failed")
+		})
+	}
 	t.Run("no-wait", func(t *testing.T) {
 		w := slowWorld(t)
 		cs, _, _ := connectStdio(t, w, &iostreams.Buffer{}, "--no-wait")

@@ -138,17 +138,21 @@ func TestServeStartupWaitBounded(t *testing.T) {
 	assert.Contains(t, st, "silent: ")
 }
 
-// TestServeCallAfterCancel: after a client cancels a call of a stdio
-// server (which stops its process), the very next call of that server
-// waits for the new process and succeeds — no failure while it restarts.
+// TestServeCallAfterCancel: after a client's cancel of a call of a stdio
+// server has stopped its process, the very next call of that server waits
+// for the new process and succeeds — no failure while it restarts. (A
+// call the client sent before its cancel reached serve ran on the old
+// process and ends with it: it is never re-sent.)
 func TestServeCallAfterCancel(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the example server's slow tool")
 	}
 	w := serveWorld(t)
-	cs, _, _ := connectStdio(t, w, &iostreams.Buffer{}, "ex")
+	cs, _, cmd := connectStdio(t, w, &iostreams.Buffer{}, "ex")
 	waitTool(t, cs, "slow")
 	for i := range 3 {
+		before := descendants(cmd.Process.Pid)
+		require.NotEmpty(t, before)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
@@ -163,6 +167,10 @@ func TestServeCallAfterCancel(t *testing.T) {
 		case <-time.After(9 * time.Second):
 			t.Fatal("the cancelled call did not end")
 		}
+		// The go-sdk client sends its cancel after returning: wait until
+		// serve has acted on it (the upstream process is gone), so the
+		// next call is sent while the server restarts.
+		assertNoneLeft(t, before)
 		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}})
 		require.NoError(t, err)
 		assert.False(t, r.IsError, "round %d: the call after a cancel waits for the reconnect: %s", i, text(r))

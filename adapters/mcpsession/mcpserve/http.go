@@ -172,11 +172,16 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 				}
 				opening++
 				mu.Unlock()
-				defer func() {
+				// The session counts as opening until its answer starts:
+				// by then it is initialized (and counted as such), while
+				// the handler may not have returned yet.
+				ow := &openingWriter{ResponseWriter: w, done: func() {
 					mu.Lock()
 					opening--
 					mu.Unlock()
-				}()
+				}}
+				defer ow.end()
+				w = ow
 			}
 		}
 		if ModernRequest(r) {
@@ -199,6 +204,37 @@ func ModernRequest(r *http.Request) bool {
 	v := r.Header.Get("Mcp-Protocol-Version")
 	return len(v) == len(FirstModernVersion) && v[4] == '-' && v[7] == '-' && v >= FirstModernVersion
 }
+
+// openingWriter runs done once, when its response starts or at end,
+// whichever is first.
+type openingWriter struct {
+	http.ResponseWriter
+	once sync.Once
+	done func()
+}
+
+func (w *openingWriter) end() { w.once.Do(w.done) }
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.end()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(b []byte) (int, error) {
+	w.end()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes a flush on (the SDK streams answers).
+func (w *openingWriter) Flush() {
+	w.end()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap is for http.ResponseController.
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // CodeUnauthorized is the JSON-RPC error code of a 401's body.
 const CodeUnauthorized = -32001

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
 	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/core/supervisor"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -50,6 +51,22 @@ type GatewayOptions struct {
 	// HTTP are the limits of HTTPHandler and ServeHTTP; a zero field
 	// means its default, a negative one no limit.
 	HTTP HTTPLimits
+	// StartupWait bounds, from the Gateway's making, the wait for the
+	// Fleet's connect round (Fleet.Wait) before the first lists are
+	// answered: a tools/list, prompts/list, resources/list or
+	// resources/templates/list, and a call, get or read of a name not
+	// offered yet, wait until every server's first connect ended or this
+	// time passed, then answer with what connected (StatusToolName says
+	// what did not). Later requests wait no more. 0 answers at once with
+	// what is connected then (servers arrive by list_changed).
+	StartupWait time.Duration
+	// ReconnectWait bounds the wait of a call (tools/call, prompts/get,
+	// resources/read) of a server that is connecting (again: after a
+	// client's cancel stopped its process, or after it was lost) for it
+	// to be connected, before the request is sent; nothing is sent before.
+	// 0 fails such a call at once (Class Transient, Reason
+	// "not_connected").
+	ReconnectWait time.Duration
 }
 
 // DefaultHTTPLimits returns the limits a zero HTTPLimits means.
@@ -104,6 +121,10 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	routes map[string]route // offered name → where calls go
+
+	ready     chan struct{} // closed when the startup wait is over
+	stopReady context.CancelFunc
+	reconnect time.Duration // GatewayOptions.ReconnectWait
 }
 
 // route is where a tool offered under some name is called.
@@ -116,7 +137,20 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 	if opts != nil {
 		o = *opts
 	}
-	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, http: o.HTTP, routes: map[string]route{}}
+	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, http: o.HTTP, routes: map[string]route{},
+		ready: make(chan struct{}), reconnect: o.ReconnectWait}
+	rctx, stop := context.WithCancel(context.Background())
+	g.stopReady = stop
+	if o.StartupWait > 0 {
+		go func() {
+			defer close(g.ready)
+			ctx, cancel := context.WithTimeout(rctx, o.StartupWait)
+			defer cancel()
+			_ = f.Wait(ctx)
+		}()
+	} else {
+		close(g.ready)
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +158,7 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 		g.now = time.Now
 	}
 	g.srv = mcpserve.New(gatewayBackend{g}, &mcpserve.Options{Name: o.Name, Version: o.Version, Logger: g.log,
-		MaxDescription: o.MaxDescription, MaxTitle: o.MaxTitle,
+		MaxDescription: o.MaxDescription, MaxTitle: o.MaxTitle, Ready: g.waitStartup,
 		// stdio lines framed and decoded by mcpward, not by the SDK's
 		// per-message reflective decoder (serve_stdio_test.go)
 		StdioTransport: stdiotransport.ServerTransport})
@@ -154,6 +188,25 @@ func (g *Gateway) HTTPHandler(token, port string) http.Handler {
 	return g.srv.HTTPHandler(g.httpOptions(token, port))
 }
 
+// ServeHTTPOptions are the options of ServeHTTPWith.
+type ServeHTTPOptions struct {
+	// Token is the bearer token every request must carry; "" turns the
+	// check off (tests only: ln must be loopback).
+	Token string
+	// TokenHint is the message of a 401: where the token is (a file
+	// path), never the token. "" means a generic message.
+	TokenHint string
+}
+
+// ServeHTTPWith is ServeHTTP with o: a request without o.Token is
+// answered 401 with a JSON-RPC error whose message is o.TokenHint and no
+// OAuth resource metadata (so clients do not begin an OAuth flow).
+func (g *Gateway) ServeHTTPWith(ctx context.Context, ln net.Listener, o ServeHTTPOptions) error {
+	ho := g.httpOptions(o.Token, "")
+	ho.TokenHint = o.TokenHint
+	return g.srv.ServeHTTP(ctx, ln, ho)
+}
+
 // ServeHTTP serves g's HTTPHandler at /mcp on ln (a loopback listener)
 // with GatewayOptions.HTTP's limits — connections, headers, idle
 // connections, besides those of HTTPHandler — until ctx ends; then it
@@ -173,8 +226,76 @@ func (g *Gateway) httpOptions(token, port string) mcpserve.HTTPOptions {
 // ToolNames returns the names of the tools offered now, sorted.
 func (g *Gateway) ToolNames() []string { return g.srv.ToolNames() }
 
-// Close stops following the Fleet. It is idempotent.
-func (g *Gateway) Close() { g.srv.Close() }
+// Close stops following the Fleet and ends the startup wait. It is
+// idempotent.
+func (g *Gateway) Close() {
+	g.stopReady()
+	g.srv.Close()
+}
+
+// waitStartup returns when the startup wait is over (see
+// GatewayOptions.StartupWait) or ctx ends.
+func (g *Gateway) waitStartup(ctx context.Context) {
+	select {
+	case <-g.ready:
+	case <-ctx.Done():
+	}
+}
+
+// Ready returns a channel closed once the startup wait is over: every
+// server's first connect ended, or GatewayOptions.StartupWait passed (at
+// once when it is 0).
+func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// serverState returns the state of server now (StateUnknown when the
+// Fleet has no such server).
+func (g *Gateway) serverState(server string) State {
+	for _, r := range g.f.Servers() {
+		if r.Name == server {
+			return r.State
+		}
+	}
+	return StateUnknown
+}
+
+// notConnected reports whether err says the server had no session, so
+// nothing was sent (supervisor.ReasonNotConnected).
+func notConnected(err error) bool {
+	var re *refusal.Error
+	return errors.As(err, &re) && re.Class == refusal.Transient && re.Reason == supervisor.ReasonNotConnected
+}
+
+// whenConnected runs do and, while it fails because server had no
+// usable session (nothing was sent: supervisor.ReasonNotConnected) and
+// the server is connecting or about to (not failed, not closed), runs it
+// again at each change of the Fleet, at most GatewayOptions.ReconnectWait
+// in all and while ctx lasts. Only such a failure is tried again: a
+// request that may have reached the server is never re-sent.
+func whenConnected[T any](ctx context.Context, g *Gateway, server string, do func() (T, error)) (T, error) {
+	var timeout <-chan time.Time
+	for {
+		gen := g.f.Current()
+		r, err := do()
+		if !notConnected(err) || g.reconnect <= 0 || gen.Changed == nil {
+			return r, err
+		}
+		if st := g.serverState(server); st != StateConnecting && st != StateConnected {
+			return r, err
+		}
+		if timeout == nil {
+			t := time.NewTimer(g.reconnect)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-gen.Changed:
+		case <-timeout:
+			return r, err
+		case <-ctx.Done():
+			return r, err
+		}
+	}
+}
 
 // gatewayBackend is the mcpserve.Backend of a Gateway.
 type gatewayBackend struct{ g *Gateway }
@@ -265,7 +386,7 @@ func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.Raw
 			Detail: "no tool of that name is offered"}
 	}
 	start := g.now()
-	r, err := g.f.Call(ctx, rt.server, rt.tool, args)
+	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.Call(ctx, rt.server, rt.tool, args) })
 	g.audit(rt, g.now().Sub(start), len(args), r, err)
 	return r, err
 }
@@ -307,7 +428,7 @@ func (b gatewayBackend) GetPrompt(ctx context.Context, name string, args map[str
 	if !ok {
 		return ports.PromptResult{}, refusal.New(refusal.Config, ReasonUnknownPrompt, "")
 	}
-	return b.g.f.GetPrompt(ctx, rt.server, rt.tool, args)
+	return whenConnected(ctx, b.g, rt.server, func() (ports.PromptResult, error) { return b.g.f.GetPrompt(ctx, rt.server, rt.tool, args) })
 }
 
 // ReadResource forwards a resources/read.
@@ -316,7 +437,7 @@ func (b gatewayBackend) ReadResource(ctx context.Context, uri string) (ports.Rea
 	if !ok {
 		return ports.ReadResult{}, refusal.New(refusal.Config, "unknown_resource", "")
 	}
-	return b.g.f.ReadResource(ctx, rt.server, rt.tool)
+	return whenConnected(ctx, b.g, rt.server, func() (ports.ReadResult, error) { return b.g.f.ReadResource(ctx, rt.server, rt.tool) })
 }
 
 // templatePrefix is the literal start of a URI template up to its first
@@ -350,7 +471,7 @@ func (b gatewayBackend) ReadTemplate(ctx context.Context, uriTemplate, uri strin
 	if p := templatePrefix(uriTemplate); p == "" || !strings.HasPrefix(uri, p) {
 		return ports.ReadResult{}, refusal.New(refusal.Refused, "template_origin_mismatch", rt.server)
 	}
-	return b.g.f.ReadResource(ctx, rt.server, uri)
+	return whenConnected(ctx, b.g, rt.server, func() (ports.ReadResult, error) { return b.g.f.ReadResource(ctx, rt.server, uri) })
 }
 
 // serverOfURI returns the server of a resource or of the template whose

@@ -246,3 +246,37 @@ func TestAdapterClosingForAbandonedCallIsNotADisconnect(t *testing.T) {
 		assert.NotEqual(t, Backoff, s.State)
 	}
 }
+
+// TestStdioCallAfterCancelNotSent: over stdio, from the moment a call's
+// ctx is cancelled (its session about to be closed for it), before that
+// call has even returned, a new call is refused not_connected (Class
+// Transient) and nothing of it is sent on the doomed session.
+func TestStdioCallAfterCancelNotSent(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	sc := script("1", "slow")
+	sc.Call = func(ctx context.Context, _ ports.CallRequest) (ports.CallResult, error) {
+		started <- struct{}{}
+		select {
+		case <-release: // a session slow to notice the cancel
+		case <-time.After(5 * time.Second):
+		}
+		return ports.CallResult{}, ctx.Err()
+	}
+	f := newFixture(t, sc, ports.TransportStdio, nil)
+	f.connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.srv.Call(ctx, ports.CallRequest{Name: "slow"})
+		done <- err
+	}()
+	recv(t, started)
+	cancel()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel2()
+	_, err := f.srv.Call(ctx2, ports.CallRequest{Name: "slow"})
+	requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+	assert.Len(t, f.session(t, 0).CallRequests(), 1, "the second call was not sent")
+	close(release)
+	requireRefusal(t, recv(t, done), refusal.Transient, ReasonCancelled)
+}

@@ -866,7 +866,10 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 	if s.closed {
 		return nil, s.errClosed()
 	}
-	if s.state != Ready || s.cur == nil {
+	// A stdio session being recycled for an abandoned call (the caller's
+	// cancel ended it, its close may not have begun yet) is not Ready:
+	// nothing is sent on it.
+	if s.state != Ready || s.cur == nil || (s.target.Kind == ports.TransportStdio && s.cur.abandoned()) {
 		class := refusal.Transient
 		if s.state == Failed && s.err != nil {
 			class = s.err.Class
@@ -881,7 +884,9 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 // Call makes one tool call on the current session and never replays it.
 //
 // When the server is not Ready nothing is sent and Call returns Reason
-// "not_connected": Class Transient in Idle, Connecting and Backoff, and in
+// "not_connected": Class Transient in Idle, Connecting and Backoff (and
+// over stdio while the session is closed for an abandoned call: from the
+// caller's cancel on, before the reconnect shows in Status), and in
 // Failed the Class of the failure that ended there (Status().Err), so a
 // caller branching on the class does the same as for Connect. After Close:
 // Class Internal, Reason "closed".

@@ -64,6 +64,13 @@ type HTTPOptions struct {
 	// another, is answered 401. "" turns the check off: for tests only,
 	// and the caller must make sure the listener is loopback.
 	Token string
+	// TokenHint is the message of a 401 (what a user needs to know to
+	// find the token, such as the file holding it); "" means a generic
+	// one. The 401's body is a JSON-RPC error response holding it (both
+	// the go-sdk and the TypeScript SDK clients show it), and its
+	// WWW-Authenticate names no resource metadata, so a client does not
+	// start an OAuth flow that cannot succeed. It must hold no secret.
+	TokenHint string
 	// Port is the port the listener is bound to: the Host header must
 	// name a loopback host (127.0.0.1, [::1], localhost) with this port,
 	// and an Origin header, when present, the same, else 403 (DNS
@@ -112,6 +119,10 @@ func orDefault[T ~int | ~int64](v, def T) T {
 func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
 		Logger: s.log, SessionTimeout: orDefault(o.SessionIdleTimeout, DefaultSessionIdleTimeout), MaxRequestBodyBytes: MaxBodyBytes})
+	// Protocol 2026-07-28 and later have no sessions: each request is
+	// answered alone, by a session that ends with it.
+	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{
+		Logger: s.log, Stateless: true, MaxRequestBodyBytes: MaxBodyBytes})
 	token := []byte(o.Token)
 	maxSessions := orDefault(o.MaxSessions, DefaultMaxSessions)
 	bodyTimeout := orDefault(o.BodyTimeout, DefaultBodyTimeout)
@@ -142,8 +153,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		if len(token) > 0 {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), token) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpward"`)
-				refuse(w, "unauthorized", http.StatusUnauthorized)
+				unauthorized(w, r, o.TokenHint)
 				return
 			}
 		}
@@ -162,16 +172,107 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 				}
 				opening++
 				mu.Unlock()
-				defer func() {
+				// The session counts as opening until its answer starts:
+				// by then it is initialized (and counted as such), while
+				// the handler may not have returned yet.
+				ow := &openingWriter{ResponseWriter: w, done: func() {
 					mu.Lock()
 					opening--
 					mu.Unlock()
-				}()
+				}}
+				defer ow.end()
+				w = ow
 			}
+		}
+		if ModernRequest(r) {
+			modern.ServeHTTP(w, r)
+			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
+
+// FirstModernVersion is the first protocol version without sessions.
+const FirstModernVersion = "2026-07-28"
+
+// ModernRequest reports whether r is of protocol FirstModernVersion or
+// later: its MCP-Protocol-Version header names such a version (a
+// date-shaped version, compared as the dates they are). Such a request
+// is answered alone, without a session (stateless); any other is served
+// as before, with sessions.
+func ModernRequest(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return len(v) == len(FirstModernVersion) && v[4] == '-' && v[7] == '-' && v >= FirstModernVersion
+}
+
+// openingWriter runs done once, when its response starts or at end,
+// whichever is first.
+type openingWriter struct {
+	http.ResponseWriter
+	once sync.Once
+	done func()
+}
+
+func (w *openingWriter) end() { w.once.Do(w.done) }
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.end()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(b []byte) (int, error) {
+	w.end()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes a flush on (the SDK streams answers).
+func (w *openingWriter) Flush() {
+	w.end()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap is for http.ResponseController.
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// CodeUnauthorized is the JSON-RPC error code of a 401's body.
+const CodeUnauthorized = -32001
+
+// unauthorized answers r 401 with a JSON-RPC error response whose
+// message is hint, and a challenge naming the scheme alone: no
+// resource_metadata, the parameter that makes a client begin OAuth
+// discovery (RFC 9728 §5.1). The response carries the id of r's request
+// when the first maxPeek bytes of its body say it within a second (a
+// client such as the go-sdk's shows the error of a response it can
+// decode, which needs an id), else 0. The connection is closed after.
+func unauthorized(w http.ResponseWriter, r *http.Request, hint string) {
+	if hint == "" {
+		hint = "this mcpward serve wants the header \"Authorization: Bearer TOKEN\""
+	}
+	id := json.RawMessage("0")
+	if r.Method == http.MethodPost {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Second))
+		b, _ := io.ReadAll(io.LimitReader(r.Body, maxPeek))
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(b, &m) == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || (m.ID[0] >= '0' && m.ID[0] <= '9')) {
+			id = m.ID
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": CodeUnauthorized, "message": "unauthorized: " + hint}})
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="mcpward"`)
+	h.Set("Content-Type", "application/json")
+	h.Set("Connection", "close")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// maxPeek bounds what a 401 reads of a request's body for its id.
+const maxPeek = 4 << 10
 
 // initialized counts the sessions that completed initialize (a session a
 // request without Mcp-Session-Id opens and does not initialize, such as

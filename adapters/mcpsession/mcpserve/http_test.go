@@ -259,11 +259,12 @@ func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connectHTTP connects a go-sdk client session to addr.
+// connectHTTP connects a go-sdk client session to addr on the legacy
+// protocol (2025-11-25: with a session).
 func connectHTTP(ctx context.Context, addr string) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: &http.Client{Transport: bearer{}},
-		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 }
 
 // initialize is a raw initialize POST.

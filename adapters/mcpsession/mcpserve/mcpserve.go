@@ -154,6 +154,15 @@ type Options struct {
 	// frames and decodes lines without the SDK's per-message decoder);
 	// nil means the SDK's mcp.IOTransport.
 	StdioTransport func(in io.ReadCloser, out io.WriteCloser) mcp.Transport
+	// Ready, when set, is waited for before a list request (tools/list,
+	// prompts/list, resources/list, resources/templates/list) and before a
+	// tools/call, prompts/get or resources/read of a name or URI not
+	// offered now is answered: it returns once the Backend's catalog is
+	// worth answering with (its servers connected, or the host gave up
+	// waiting) or ctx ends. The Backend's catalog is then registered again
+	// before the request is answered. It must be bounded and cheap once
+	// ready (it runs on every such request); nil answers at once.
+	Ready func(ctx context.Context)
 }
 
 // Server is one MCP server fronting a Backend. It is safe for concurrent
@@ -184,6 +193,10 @@ type Server struct {
 	in *inputs // multi round-trip calls (mrtr.go)
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
+
+	// syncMu makes reading the Backend's catalog and registering it one
+	// step, so an older catalog never replaces a newer one.
+	syncMu sync.Mutex
 }
 
 // offered is one registered tool or prompt: the key of what was
@@ -243,9 +256,19 @@ func New(b Backend, opts *Options) *Server {
 		CompletionHandler: func(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return complete(ctx, b, r)
 		},
+		// Caching hints (protocol 2026-07-28 and later): every list and
+		// read is stale at once and the requesting user's alone. The live
+		// set changes whenever a server connects, reconnects or changes
+		// its lists, which a client learns of by list_changed: any
+		// positive ttlMs could outlive a change the Server knows about.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = 0, "private"
+		},
 	})
-	cat := b.Catalog()
-	s.sync(cat)
+	if o.Ready != nil {
+		s.srv.AddReceivingMiddleware(s.waitReady(o.Ready))
+	}
+	cat := s.resync()
 	close(s.synced)
 	go s.follow(cat.Changed)
 	go s.deliverLogs()
@@ -261,10 +284,68 @@ func (s *Server) follow(changed <-chan struct{}) {
 		case <-s.stop:
 			return
 		}
-		cat := s.b.Catalog()
-		s.sync(cat)
-		changed = cat.Changed
+		changed = s.resync().Changed
 	}
+}
+
+// resync reads the Backend's catalog and registers it, as one step.
+func (s *Server) resync() Catalog {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	cat := s.b.Catalog()
+	s.sync(cat)
+	return cat
+}
+
+// waitReady is the middleware of Options.Ready: a list request, and a
+// call, get or read of something not offered now, waits for ready, then
+// the catalog is registered again before the request is handled.
+func (s *Server) waitReady(ready func(context.Context)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if s.waits(method, req) {
+				ready(ctx)
+				s.resync()
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// waits reports whether the request req of method waits for Ready.
+func (s *Server) waits(method string, req mcp.Request) bool {
+	switch method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		return true
+	case "tools/call":
+		r, ok := req.(*mcp.CallToolRequest)
+		return ok && r.Params != nil && !s.offers(s.tools, r.Params.Name)
+	case "prompts/get":
+		r, ok := req.(*mcp.GetPromptRequest)
+		return ok && r.Params != nil && !s.offers(s.prompts, r.Params.Name)
+	case "resources/read":
+		r, ok := req.(*mcp.ReadResourceRequest)
+		if !ok || r.Params == nil {
+			return false
+		}
+		s.mu.Lock()
+		_, known := s.resources[r.Params.URI]
+		s.mu.Unlock()
+		return !known
+	}
+	return false
+}
+
+// offers reports whether one of m's entries is offered as name.
+func (s *Server) offers(m map[string]offered, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range m {
+		if o.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops following the Backend and passing log messages, and ends

@@ -160,7 +160,7 @@ func TestServeHTTPSessionLimits(t *testing.T) {
 	connectTo := func(url string) (*mcp.ClientSession, error) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, nil)
 		return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}},
-			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+			DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // sessions: before 2026-07-28
 	}
 	connect := func() (*mcp.ClientSession, error) { return connectTo(url) }
 	for range 2 {

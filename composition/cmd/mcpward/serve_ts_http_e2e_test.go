@@ -48,7 +48,7 @@ func runTSHTTPClient(t *testing.T, node, sdk, url, token, tool, text string) (ts
 // TestServeTypeScriptClientHTTP: the TypeScript SDK's client (peers/)
 // connects to "mcpward serve --http" and "mcpward serve ex --http" over
 // Streamable HTTP with the bearer token, lists the tools and calls one;
-// without the token it is refused.
+// without the token it is refused, its error naming the token file.
 func TestServeTypeScriptClientHTTP(t *testing.T) {
 	node, entry := everythingCommand(t) // skips without node and peers
 	sdk := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(entry))), "sdk")
@@ -90,6 +90,8 @@ func TestServeTypeScriptClientHTTP(t *testing.T) {
 			got, ok = runTSHTTPClient(t, node, sdk, url, "", tc.tool, "x")
 			assert.False(t, ok, "without the token: %+v", got)
 			assert.Contains(t, strings.ToLower(got.Error), "unauthorized", got.Error)
+			assert.Contains(t, got.Error, filepath.Join(w.root, "state", "mcpward", "serve-token"),
+				"the TypeScript client's error says where the token is")
 		})
 	}
 }

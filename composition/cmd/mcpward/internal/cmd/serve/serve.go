@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,14 @@ type Options struct {
 	ConnectTimeout, CallTimeout time.Duration
 	// Version is the gateway's implementation version.
 	Version string
+	// NoWait is --no-wait: the first lists answer at once with what is
+	// connected then, rather than waiting for the first connect round.
+	NoWait bool
+	// PrintConfig is --print-config HOST: print HOST's entry for this
+	// serve (stdio, or with HTTP the URL) and exit.
+	PrintConfig string
+	// Workspace is --workspace as given (absolute), "" when not given.
+	Workspace string
 	// Limits are --max-connections, --max-sessions,
 	// --session-idle-timeout, --idle-timeout and --read-timeout (headers
 	// and body each), as composition takes them (negative: no limit).
@@ -81,10 +90,17 @@ refused, denied or failed, the reason; stderr carries the same lines as
 The servers connect in the background once serve starts and stay connected
 (supervised, reconnected; a server that failed for a passing reason is tried
 again every 30 seconds) until it ends; a change of a server's tools is
-sent to the client as notifications/tools/list_changed. A client's
-progress token is passed on to the server; a client's cancel ends the
-call: for a stdio server that stops its process (its state is lost; the
-supervisor starts it again).
+sent to the client as notifications/tools/list_changed. serve is ready
+when it answers: the first tools/list (and prompts/list, resources/list,
+resources/templates/list, and a call of a tool, prompt or resource not
+offered yet) waits until every server's first connect ended, at most
+--connect-timeout (30s; with 0, 30s), then answers with what connected;
+mcpward_status says what did not. --no-wait answers at once with what is
+connected then (the rest arrives by list_changed). A client's progress
+token is passed on to the server; a client's cancel ends the call: for a
+stdio server that stops its process (its state is lost; the supervisor
+starts it again), and the next call of that server waits for it to be
+connected again (at most the same time) rather than failing.
 
 A server's elicitation question (elicitation/create) is passed to the
 client only over stdio, where one client speaks, when that client declared
@@ -114,7 +130,19 @@ serve-token in the state directory (made on first use, mode 0600); a Host
 or Origin header that is not a loopback name with that port is refused
 (403, against DNS rebinding); no CORS header is sent. --unsafe-no-token
 turns the token off, only on a loopback address, for tests; serve says so
-on stderr. A request refused 401 or 403 closes its connection. Limits (0:
+on stderr. Once listening, serve prints on stderr the URL, the token file
+and a client entry (never the token). A request without the token is
+answered 401 with a JSON-RPC error saying where the token is, and no
+OAuth metadata (a client does not start an OAuth sign-in that cannot
+succeed). A request refused 401 or 403 closes its connection.
+
+--print-config HOST prints, on stdout, the entry that makes HOST
+(claude-desktop, claude-code, cursor, vscode) start or reach this serve,
+and on stderr where it goes, then exits: with --http ADDR an HTTP entry
+whose Authorization header reads the token from MCPWARD_TOKEN (cursor,
+claude-code) or asks for it once (vscode); else a stdio entry starting this
+mcpward with the same NAME and --workspace. Claude Desktop takes stdio
+entries only. Limits (0:
 none): --max-connections (256) connections open at once and
 --max-sessions (128) client sessions, past which serve answers 503 with
 Retry-After; --session-idle-timeout (30m) closes a session with no request
@@ -125,7 +153,9 @@ and then of its body (408).
 SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 		Example: `  $ mcpward serve
   $ mcpward serve weather
-  $ mcpward serve --http 127.0.0.1:8765 --workspace ~/src/project`,
+  $ mcpward serve --http 127.0.0.1:8765 --workspace ~/src/project
+  $ mcpward serve --print-config claude-desktop
+  $ mcpward serve --http 127.0.0.1:8765 --print-config cursor`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -142,6 +172,18 @@ SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 				}
 				f.Env.Cwd = abs
 				f.Migrate() // the root command migrated the process's own workspace
+				opts.Workspace = abs
+			}
+			if opts.PrintConfig != "" {
+				if !slices.Contains(Hosts, opts.PrintConfig) {
+					return cmdutil.FlagErrorf("--print-config: want one of %s", strings.Join(Hosts, ", "))
+				}
+				if opts.PrintConfig == "claude-desktop" && opts.HTTP != "" {
+					return cmdutil.FlagErrorf("--print-config claude-desktop: Claude Desktop starts its local servers as commands: drop --http for its entry")
+				}
+				if _, port, err := net.SplitHostPort(opts.HTTP); opts.HTTP != "" && (err != nil || port == "0") {
+					return cmdutil.FlagErrorf("--print-config: --http wants the port clients will use, not 0")
+				}
 			}
 			if opts.HTTP != "" {
 				if err := checkLoopback(opts.HTTP); err != nil {
@@ -168,6 +210,8 @@ SIGINT or SIGTERM ends serve: every server's process group is stopped.`,
 	}
 	cmd.Flags().StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP on this loopback address (host:port) instead of stdio")
 	cmd.Flags().BoolVar(&opts.NoToken, "unsafe-no-token", false, "with --http on a loopback address: accept requests without the bearer token (tests only)")
+	cmd.Flags().BoolVar(&opts.NoWait, "no-wait", false, "answer the first lists at once with what is connected then, rather than after the servers' first connect")
+	cmd.Flags().StringVar(&opts.PrintConfig, "print-config", "", "print the client entry of `HOST` (claude-desktop, claude-code, cursor, vscode) for this serve and exit")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the `DIR` the workspace is found from, as from a working directory: its git root, else the nearest directory holding .mcp.json, else DIR (default: the working directory)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.ConnectTimeout}, "connect-timeout",
 		"how long one attempt to connect a server may take (0: no limit)")
@@ -229,6 +273,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.PrintConfig != "" {
+		return printConfig(opts, a.StateDir)
+	}
 	life, stop := context.WithCancel(ctx) // ends the background work when Run returns
 	defer stop()
 	rep := progress.New(progress.Options{Out: opts.IO.ErrOut, Clock: opts.Clock, ConnectTimeout: opts.ConnectTimeout})
@@ -269,7 +316,16 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		retryFailed(life, fl, RetryInterval)
 	}()
+	wait := opts.ConnectTimeout
+	if wait <= 0 {
+		wait = fleet.DefaultConnectTimeout
+	}
+	startup := wait
+	if opts.NoWait {
+		startup = 0
+	}
 	gw := fl.Gateway(&composition.GatewayOptions{Server: opts.Name, Version: opts.Version, HTTP: opts.Limits,
+		StartupWait: startup, ReconnectWait: wait,
 		Logger: slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	defer gw.Close()
 	gwp.Store(gw)
@@ -316,7 +372,7 @@ func retryFailed(ctx context.Context, fl *composition.Fleet, interval time.Durat
 
 // serveHTTP serves gw on opts.HTTP until ctx ends.
 func serveHTTP(ctx context.Context, opts *Options, stateDir string, gw *composition.Gateway) error {
-	token := ""
+	token, tokenFile := "", filepath.Join(stateDir, TokenFile)
 	if opts.NoToken {
 		fmt.Fprintln(opts.IO.ErrOut, "mcpward serve: WARNING: --unsafe-no-token: any local program may call these servers (tests only)")
 	} else {
@@ -330,12 +386,54 @@ func serveHTTP(ctx context.Context, opts *Options, stateDir string, gw *composit
 	if err != nil {
 		return fmt.Errorf("mcpward serve: cannot listen on %s", opts.HTTP)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "mcpward serve: listening on http://%s/mcp\n", ln.Addr().String())
-	if err := gw.ServeHTTP(ctx, ln, token); err != nil {
+	url := "http://" + ln.Addr().String() + "/mcp"
+	errOut := opts.IO.ErrOut
+	fmt.Fprintf(errOut, "mcpward serve: listening on %s\n", url)
+	hint := ""
+	if token != "" {
+		fmt.Fprintf(errOut, "mcpward serve: token file: %s (every request carries \"Authorization: Bearer TOKEN\", TOKEN its content)\n", tokenFile)
+		entry, _, _ := ClientEntry("claude-code", "", nil, url, tokenFile)
+		fmt.Fprintf(errOut, "mcpward serve: a client entry (%s=\"$(cat %s)\" in the client's environment; for another host: mcpward serve --http %s --print-config cursor|vscode|claude-code):\n%s",
+			TokenEnv, shellLine([]string{tokenFile}), ln.Addr().String(), entry)
+		hint = fmt.Sprintf("this mcpward serve wants the header \"Authorization: Bearer TOKEN\", TOKEN being the content of the file %s (mcpward serve --print-config HOST prints a client entry)", tokenFile)
+	}
+	if err := gw.ServeHTTPWith(ctx, ln, composition.ServeHTTPOptions{Token: token, TokenHint: hint}); err != nil {
 		return fmt.Errorf("mcpward serve: the HTTP server stopped")
 	}
 	if ctx.Err() != nil {
 		return cmdutil.ErrCancelled
+	}
+	return nil
+}
+
+// printConfig prints opts.PrintConfig's client entry on stdout, where it
+// goes on stderr.
+func printConfig(opts *Options, stateDir string) error {
+	url, tokenFile := "", filepath.Join(stateDir, TokenFile)
+	if opts.HTTP != "" {
+		url = "http://" + opts.HTTP + "/mcp"
+		if _, err := loadToken(stateDir); err != nil { // the file the entry's notes name exists
+			return err
+		}
+	}
+	program, err := os.Executable()
+	if err != nil {
+		program = "mcpward"
+	}
+	args := []string{"serve"}
+	if opts.Name != "" {
+		args = append(args, opts.Name)
+	}
+	if opts.Workspace != "" {
+		args = append(args, "--workspace", opts.Workspace)
+	}
+	entry, notes, err := ClientEntry(opts.PrintConfig, program, args, url, tokenFile)
+	if err != nil {
+		return cmdutil.FlagErrorf("%s", err.Error())
+	}
+	fmt.Fprint(opts.IO.Out, entry)
+	for _, n := range notes {
+		fmt.Fprintln(opts.IO.ErrOut, "mcpward serve: "+n)
 	}
 	return nil
 }

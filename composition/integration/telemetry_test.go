@@ -40,6 +40,7 @@ type telPeer struct {
 	mu       sync.Mutex
 	received []string // headers and bodies' arguments, as seen
 	tps      []string // traceparent header of each tools/call POST
+	metas    []any    // params._meta.traceparent of each tools/call
 }
 
 func newTelPeer(t *testing.T, secret string) *telPeer {
@@ -64,6 +65,16 @@ func newTelPeer(t *testing.T, secret string) *telPeer {
 	uri := "test://doc?token=" + secret
 	srv.AddResource(&mcp.Resource{URI: uri, Name: "doc"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "doc " + secret}}}, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				p.mu.Lock()
+				p.metas = append(p.metas, req.GetParams().GetMeta()["traceparent"])
+				p.mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -256,8 +267,8 @@ func TestTelemetrySemconv(t *testing.T) {
 }
 
 // TestTelemetryTraceparent: the call's span travels as the traceparent of
-// the tools/call request to an origin the host lists in TraceOrigins, and
-// nowhere else.
+// the tools/call request (header and params._meta) to an origin the host
+// lists in TraceOrigins, and nowhere else.
 func TestTelemetryTraceparent(t *testing.T) {
 	for _, trusted := range []bool{true, false} {
 		t.Run(strconv.FormatBool(trusted), func(t *testing.T) {
@@ -276,10 +287,12 @@ func TestTelemetryTraceparent(t *testing.T) {
 			defer p.mu.Unlock()
 			if !trusted {
 				assert.Empty(t, p.tps)
+				assert.Equal(t, []any{nil}, p.metas)
 				return
 			}
 			want := fmt.Sprintf("00-%s-%s-01", call.SpanContext().TraceID(), call.SpanContext().SpanID())
 			assert.Equal(t, []string{want}, p.tps, "only the tools/call carries it")
+			assert.Equal(t, []any{want}, p.metas, "in params._meta too (SEP-414)")
 		})
 	}
 }

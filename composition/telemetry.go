@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -35,6 +37,7 @@ type telemetry struct {
 	tracer  trace.Tracer // nil without a TracerProvider
 	opDur   mcpconv.ClientOperationDuration
 	sessDur mcpconv.ClientSessionDuration
+	srvDur  mcpconv.ServerOperationDuration
 	metrics bool
 }
 
@@ -57,6 +60,7 @@ func newTelemetry(cfg Config) *telemetry {
 	// A nil Meter gives no-op instruments.
 	t.opDur, _ = mcpconv.NewClientOperationDuration(m)
 	t.sessDur, _ = mcpconv.NewClientSessionDuration(m)
+	t.srvDur, _ = mcpconv.NewServerOperationDuration(m)
 	return t
 }
 
@@ -353,4 +357,78 @@ func traceparentOf(sc trace.SpanContext) string {
 	flags := byte(sc.TraceFlags())
 	b[53], b[54] = hexd[flags>>4], hexd[flags&0xf]
 	return string(b[:])
+}
+
+// observer returns the mcpserve.Observer recording a server span and the
+// mcp.server.operation.duration metric per request a Gateway's client
+// sends, or nil when t is nil. A client's valid W3C traceparent (params
+// ._meta, else the HTTP header) becomes the span's remote parent; an
+// invalid one is ignored.
+func (t *telemetry) observer() mcpserve.Observer {
+	if t == nil {
+		return nil
+	}
+	return func(ctx context.Context, r mcpserve.Request) (context.Context, func(mcpserve.Outcome)) {
+		began := time.Now()
+		var span trace.Span
+		if t.tracer != nil {
+			if sc, ok := parseTraceparent(r.Traceparent); ok {
+				ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+			}
+			ctx, span = t.tracer.Start(ctx, spanName(r.Method, r.Target), trace.WithSpanKind(trace.SpanKindServer))
+		}
+		return ctx, func(o mcpserve.Outcome) {
+			errType := ""
+			switch {
+			case o.Err != nil:
+				errType = errorType(o.Err)
+			case o.ToolError:
+				errType = ErrorTypeToolError
+			}
+			kv := make([]attribute.KeyValue, 0, 5)
+			kv = append(kv, semconv.McpMethodNameKey.String(r.Method))
+			switch {
+			case r.Target == "":
+			case r.Method == "tools/call":
+				kv = append(kv, semconv.GenAIToolName(r.Target), semconv.GenAIOperationNameExecuteTool)
+			case r.Method == "prompts/get":
+				kv = append(kv, semconv.GenAIPromptName(r.Target))
+			}
+			if errType != "" {
+				kv = append(kv, semconv.ErrorTypeKey.String(errType))
+			}
+			if t.metrics {
+				t.srvDur.Inst().Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(kv...))
+			}
+			if span != nil {
+				span.SetAttributes(kv...)
+				if errType != "" {
+					span.SetStatus(codes.Error, errType)
+				}
+				span.End()
+			}
+		}
+	}
+}
+
+// parseTraceparent returns the remote span context of a valid W3C
+// traceparent of version 00 (httptransport.ValidTraceparent).
+func parseTraceparent(tp string) (trace.SpanContext, bool) {
+	if !httptransport.ValidTraceparent(tp) {
+		return trace.SpanContext{}, false
+	}
+	tid, err := trace.TraceIDFromHex(tp[3:35])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	sid, err := trace.SpanIDFromHex(tp[36:52])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	flags, err := strconv.ParseUint(tp[53:55], 16, 8)
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid,
+		TraceFlags: trace.TraceFlags(flags) & trace.FlagsSampled, Remote: true}), true
 }

@@ -374,3 +374,108 @@ func TestTelemetryCanary(t *testing.T) {
 	// Not require.NotContains: its message would print the telemetry.
 	assert.False(t, strings.Contains(out, canary), "a secret, argument or result reached the telemetry")
 }
+
+// TestTelemetryServe: a Gateway's client requests get server spans named
+// by the same conventions, children of the trace context the client sent
+// in params._meta (SEP-414); the upstream call is a client span under the
+// server span; mcp.server.operation.duration is recorded; the client's
+// argument and the upstream's result appear in none of it.
+func TestTelemetryServe(t *testing.T) {
+	p := newTelPeer(t, "cnryserveresult")
+	rec := newRecorders(t)
+	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
+	t.Cleanup(g.Close)
+	ts := httptest.NewServer(g.HTTPHandler("", ""))
+	t.Cleanup(ts.Close)
+
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "cnryservearg"},
+		Meta: mcp.Meta{"traceparent": tp}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"text": "cnryservearg"}})
+	require.NoError(t, err)
+
+	spans := rec.spans.Ended()
+	var srv, up sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		switch {
+		case s.Name() == "tools/call echo" && s.SpanKind() == trace.SpanKindServer:
+			srv = s
+		case s.Name() == "tools/call echo" && s.SpanKind() == trace.SpanKindClient && s.Parent().IsValid():
+			up = s
+		}
+	}
+	require.NotNil(t, srv, "a server span for the client's call")
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", srv.SpanContext().TraceID().String(), "the client's trace")
+	assert.Equal(t, "00f067aa0ba902b7", srv.Parent().SpanID().String())
+	assert.True(t, srv.Parent().IsRemote())
+	assert.Equal(t, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool"},
+		attrMap(srv.Attributes()))
+	require.NotNil(t, up, "the upstream call is a client span")
+	assert.Equal(t, srv.SpanContext().SpanID(), up.Parent().SpanID(), "under the server span")
+	span(t, spans, "tools/call fail")
+	var failSrv sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == "tools/call fail" && s.SpanKind() == trace.SpanKindServer {
+			failSrv = s
+		}
+	}
+	require.NotNil(t, failSrv)
+	assert.Equal(t, composition.ErrorTypeToolError, attrMap(failSrv.Attributes())["error.type"])
+	assert.False(t, failSrv.Parent().IsValid(), "no trace context sent: a root span")
+
+	// Over HTTP the traceparent header is accepted as well.
+	const tp2 = "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01"
+	hc := &http.Client{Transport: headerRT{"Traceparent", tp2}}
+	cs2, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs2.Close() })
+	_, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "cnryservearg"}})
+	require.NoError(t, err)
+	var byHeader bool
+	for _, s := range rec.spans.Ended() {
+		if s.SpanKind() == trace.SpanKindServer && s.Name() == "tools/call echo" && s.Parent().SpanID().String() == "10f067aa0ba902b7" {
+			byHeader = true
+		}
+	}
+	assert.True(t, byHeader, "the header's trace context is the server span's parent")
+	spans = rec.spans.Ended()
+
+	ops, unit := histogram(rec.collect(t), "mcp.server.operation.duration")
+	assert.Equal(t, "s", unit)
+	var calls uint64
+	for _, dp := range ops {
+		if m, _ := dp.Attributes.Value("mcp.method.name"); m.AsString() == "tools/call" {
+			calls += dp.Count
+		}
+	}
+	assert.Equal(t, uint64(3), calls)
+
+	var seen strings.Builder
+	for _, s := range spans {
+		fmt.Fprintln(&seen, s.Name(), s.Status().Description)
+		for _, kv := range s.Attributes() {
+			fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+		}
+		for _, e := range s.Events() {
+			fmt.Fprintln(&seen, e.Name, e.Attributes)
+		}
+	}
+	assert.False(t, strings.Contains(seen.String(), "cnryserve"), "no argument or result in the spans")
+}
+
+// headerRT sets one request header on every request.
+type headerRT struct{ k, v string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.k, h.v)
+	return http.DefaultTransport.RoundTrip(r)
+}

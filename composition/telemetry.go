@@ -43,7 +43,7 @@ type telemetry struct {
 
 // newTelemetry returns the telemetry of cfg, or nil when cfg gives neither
 // provider. An instrument the MeterProvider refuses to create records
-// nothing (the providers' own error handler is told).
+// nothing.
 func newTelemetry(cfg Config) *telemetry {
 	if cfg.TracerProvider == nil && cfg.MeterProvider == nil {
 		return nil

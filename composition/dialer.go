@@ -122,7 +122,8 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     written); Classify is httptransport.Classify for this server and
 //     origin, except that a 401 without an authenticator whose challenge
 //     was Bearer is Reason oauth.ReasonSignInRequired in a deployment
-//     with Config.OAuth (challenges.go); Trace is httptransport.WithTraceparent; Release closes the
+//     with Config.OAuth (challenges.go); Trace is httptransport.WithTraceparent, and TraceMeta
+//     is set for an origin the transport sends a traceparent to (Options.TraceOrigins); Release closes the
 //     transport's idle connections; Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
 //     session stays up); InboundFilter is httptransport.SetInboundFilter.
@@ -190,7 +191,8 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 		Classify: func(err error) *refusal.Error {
 			return d.auth.signInRequired(t, httptransport.Classify(err, server, origin))
 		},
-		Trace: httptransport.WithTraceparent,
+		Trace:     httptransport.WithTraceparent,
+		TraceMeta: d.http.TracesTo(origin),
 		// The SDK cancels an abandoned POST and sends
 		// notifications/cancelled itself: the session stays up.
 		Abort:         func() {},

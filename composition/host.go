@@ -55,6 +55,9 @@ import (
 	"sort"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpward/mcpward/adapters/httptransport"
 	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/core/activation"
@@ -297,6 +300,18 @@ type Config struct {
 	// only higher levels raises it; ServerLogsOff, or a nil Logger, asks
 	// for none.
 	ServerLogLevel slog.Level
+
+	// TracerProvider, when non-nil, gets a client span for every MCP
+	// request of every session this Host connects, by the OpenTelemetry
+	// semantic conventions for MCP (see telemetry.go and README,
+	// "Observability"). No attribute or event ever carries a secret, a
+	// header value, an environment value, an argument or a result. nil
+	// records no span and costs nothing.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when non-nil, gets the mcp.client.operation.duration
+	// and mcp.client.session.duration histograms (same attributes as the
+	// spans). nil records no metric and costs nothing.
+	MeterProvider metric.MeterProvider
 }
 
 // DefaultActor is the actor label of a Config without one.
@@ -318,6 +333,9 @@ type Host struct {
 	logger    *slog.Logger
 	// serverLogLevel is Config.ServerLogLevel (logs.go).
 	serverLogLevel slog.Level
+	// tel records the sessions' requests; nil when Config gave no
+	// provider (telemetry.go).
+	tel *telemetry
 	// admitStdio is true when the host gave a process authority: only
 	// then is a stdio target put to the launch admission at evaluation
 	// (without one every launch is refused by name at connect, and a Host
@@ -365,6 +383,7 @@ func newHost(d *activation.Decider, approvals ports.ApprovalStore, audit ports.A
 		serverLogLevel: cfg.ServerLogLevel,
 
 		admitStdio: cfg.Authority != nil,
+		tel:        newTelemetry(cfg),
 	}
 }
 

@@ -108,6 +108,7 @@ func newFleet(h *Host, opts *ConnectOptions) *Fleet {
 	case h.dialer != nil:
 		f.conn = mcpsession.New(h.dialer.recording(f.diag), f.logs.sessionOptions(opts.sessionOptions()))
 	}
+	f.conn = h.tel.connector(f.conn)
 	f.life, f.cancel = context.WithCancel(context.Background())
 	return f
 }

@@ -161,7 +161,9 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 		MaxDescription: o.MaxDescription, MaxTitle: o.MaxTitle, Ready: g.waitStartup,
 		// stdio lines framed and decoded by mcpward, not by the SDK's
 		// per-message reflective decoder (serve_stdio_test.go)
-		StdioTransport: stdiotransport.ServerTransport})
+		StdioTransport: stdiotransport.ServerTransport,
+		// the Host's telemetry (nil without providers: telemetry.go)
+		Observer: f.host.tel.observer()})
 	return g
 }
 

@@ -34,8 +34,9 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // imports adapters/keychainstore, only composition/shared, the CLI and the
 // test-only composition/internal/pgtest import adapters/pgstore, and
 // nothing imports composition/integration or (outside tests)
-// composition/internal/pgtest. Test-only imports are
-// not counted (go list without -test).
+// composition/internal/pgtest; only the CLI links OpenTelemetry's SDK and
+// exporters (every other module uses the API alone, and the host's
+// providers). Test-only imports are not counted (go list without -test).
 func TestDependencyRule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -102,6 +103,22 @@ func isCobra(dep string) bool {
 	return strings.HasPrefix(dep, "github.com/spf13/cobra") || strings.HasPrefix(dep, "github.com/spf13/pflag")
 }
 
+// isOtelSDK reports whether dep is OpenTelemetry's SDK or one of its
+// exporters: only the CLI links them (and the tests of any module, which
+// are not counted); a library module uses the API alone and takes the
+// host's providers.
+func isOtelSDK(dep string) bool {
+	for _, p := range []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/contrib/exporters"} {
+		if dep == p || strings.HasPrefix(dep, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isOtel reports whether dep is a package of OpenTelemetry.
+func isOtel(dep string) bool { return strings.HasPrefix(dep, "go.opentelemetry.io/") }
+
 // bridgeSDKs maps the module path of each model API's SDK to the bridge
 // module, the only one that imports it.
 var bridgeSDKs = map[string]string{
@@ -156,6 +173,9 @@ func violation(mod, dep string, direct bool) string {
 	if isCobra(dep) && mod != cliModule {
 		return "only the CLI (" + cliModule + ") uses cobra: a host importing composition never gets it"
 	}
+	if isOtelSDK(dep) && mod != cliModule {
+		return "only the CLI (" + cliModule + ") links OpenTelemetry's SDK and exporters: a library uses the API and the host's providers"
+	}
 	if own && within(rel, "bridges") && !within(rel, mod) {
 		return "nothing imports a bridge but the host: no adapter, core, composition or other bridge package"
 	}
@@ -175,8 +195,8 @@ func violation(mod, dep string, direct bool) string {
 			!within(rel, "ports") && !slices.ContainsFunc(cliAdapters, func(a string) bool { return within(rel, a) }) {
 			return "the CLI imports composition, core, ports and " + strings.Join(cliAdapters, ", ") + " only"
 		}
-		if direct && !own && !isCobra(dep) {
-			return "the CLI's only third-party import is cobra (and its pflag)"
+		if direct && !own && !isCobra(dep) && !isOtel(dep) {
+			return "the CLI's only third-party imports are cobra (and its pflag) and OpenTelemetry"
 		}
 	case mod == "ports":
 		if !(own && (rel == "ports" || strings.HasPrefix(rel, "ports/"))) {
@@ -256,6 +276,15 @@ func TestViolationRules(t *testing.T) {
 		{"examples", modPrefix + "examples/server", true, false},
 		{"adapters/mcpsession", modPrefix + "adapters/httptransport", false, true},
 		{cliModule, "github.com/spf13/cobra", true, false},
+		{cliModule, "go.opentelemetry.io/otel/sdk/trace", true, false},
+		{cliModule, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", true, false},
+		{"composition", "go.opentelemetry.io/otel/trace", true, false},
+		{"composition", "go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv", true, false},
+		{"composition", "go.opentelemetry.io/otel/sdk/trace", true, true},
+		{"composition", "go.opentelemetry.io/otel/sdk/metric", false, true},
+		{"adapters/mcpsession", "go.opentelemetry.io/otel/exporters/stdout/stdouttrace", true, true},
+		{"bridges/anthropic", "go.opentelemetry.io/otel/sdk", false, true},
+		{"composition/shared", "go.opentelemetry.io/contrib/exporters/autoexport", true, true},
 		{cliModule, "github.com/spf13/pflag", true, false},
 		{cliModule, modPrefix + "composition", true, false},
 		{cliModule, modPrefix + cliModule + "/internal/termsafe", true, false},

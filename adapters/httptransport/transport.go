@@ -216,6 +216,12 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 	}, nil
 }
 
+// TracesTo reports whether origin ("scheme://host:port", port always
+// written) is listed in Options.TraceOrigins: the transports of this
+// Factory send a call's traceparent (WithTraceparent) there and nowhere
+// else. Safe for concurrent use.
+func (f *Factory) TracesTo(origin string) bool { return f.traceOrigins[origin] }
+
 // Admit runs the URL admission Transport runs, and nothing more: t's URL
 // must parse as an absolute http or https URL without userinfo
 // (ReasonURLInvalid, "scheme_refused", ReasonUserinfoRefused) and pass the

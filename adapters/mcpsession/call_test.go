@@ -249,6 +249,65 @@ func TestCallTraceparent(t *testing.T) {
 	}
 }
 
+// TestCallTraceMeta: with Conn.TraceMeta the call's traceparent is in its
+// params._meta (beside the progress token), only on the call that carries
+// it, and never without a Trace hook or without TraceMeta.
+func TestCallTraceMeta(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, tc := range []struct {
+		name      string
+		trace     bool
+		traceMeta bool
+		want      bool
+	}{
+		{"Trace and TraceMeta", true, true, true},
+		{"Trace alone", true, false, false},
+		{"TraceMeta alone", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var seen []any
+			srv := newSDKServer(nil)
+			srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "tools/call" {
+						mu.Lock()
+						seen = append(seen, req.GetParams().GetMeta()["traceparent"])
+						mu.Unlock()
+					}
+					return next(ctx, method, req)
+				}
+			})
+			d := memDialer(t, srv)
+			s := connect(t, New(DialerFunc(func(ctx context.Context, tg ports.Target) (*Conn, error) {
+				c, err := d.Dial(ctx, tg)
+				if err == nil && tc.trace {
+					c.Trace = func(ctx context.Context, _ string) (context.Context, error) { return ctx, nil }
+				}
+				if err == nil {
+					c.TraceMeta = tc.traceMeta
+				}
+				return c, err
+			}), nil), ports.Signals{})
+			ctx := context.Background()
+			_, err := s.Call(ctx, ports.CallRequest{Name: "echo", Arguments: json.RawMessage(`{"message":"a"}`), Traceparent: tp,
+				OnProgress: func(ports.Progress) {}})
+			require.NoError(t, err)
+			_, err = s.Call(ctx, ports.CallRequest{Name: "echo", Arguments: json.RawMessage(`{"message":"b"}`)})
+			require.NoError(t, err)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Len(t, seen, 2)
+			if tc.want {
+				assert.Equal(t, tp, seen[0])
+			} else {
+				assert.Nil(t, seen[0])
+			}
+			assert.Nil(t, seen[1], "only the call that carries it")
+		})
+	}
+}
+
 // TestCallTraceNil: without a Trace hook a traceparent is ignored.
 func TestCallTraceNil(t *testing.T) {
 	s := connect(t, New(memDialer(t, newSDKServer(nil)), nil), ports.Signals{})

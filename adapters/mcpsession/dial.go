@@ -45,6 +45,13 @@ type Conn struct {
 	// trusted traceparent tp is made (for HTTP, httptransport.WithTraceparent).
 	// nil means the transport carries no trace context (stdio).
 	Trace func(ctx context.Context, tp string) (context.Context, error)
+	// TraceMeta, when true with Trace set, also puts a call's traceparent
+	// (once Trace accepted it) into that tools/call's params._meta under
+	// "traceparent" (SEP-414), the carrier the OpenTelemetry MCP
+	// conventions name. Set it only where the transport sends the
+	// traceparent itself (for HTTP, an origin in TraceOrigins): the _meta
+	// key then follows the same rule, the one call it belongs to.
+	TraceMeta bool
 	// Release frees what the transport holds after the session ended (for
 	// HTTP, closing idle connections). May be nil.
 	Release func()

@@ -343,7 +343,8 @@ func rawItems[T any](items []*T) ([]json.RawMessage, error) {
 
 // Call makes one tool call, sent exactly once. Arguments go on the wire as
 // given (empty means {}); when r.Traceparent is set and the Conn has a Trace
-// hook, the call runs under the context Trace returns.
+// hook, the call runs under the context Trace returns, and with
+// Conn.TraceMeta its params._meta carries "traceparent" too.
 //
 // Errors (all *refusal.Error with the server id and the Conn's origin):
 //   - Class Transient, Reason "session_closed" once Close has started (also
@@ -399,6 +400,9 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		// itself into Arguments (an any) would allocate once more.
 		cp.args = r.Arguments
 		params.Arguments = &cp.args
+	}
+	if r.Traceparent != "" && s.conn.Trace != nil && s.conn.TraceMeta {
+		params.Meta = mcp.Meta{"traceparent": r.Traceparent}
 	}
 	if r.OnProgress != nil {
 		token, remove := s.progress.add(r.OnProgress)

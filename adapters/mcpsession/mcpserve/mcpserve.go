@@ -163,6 +163,10 @@ type Options struct {
 	// before the request is answered. It must be bounded and cheap once
 	// ready (it runs on every such request); nil answers at once.
 	Ready func(ctx context.Context)
+	// Observer, when non-nil, is told of every request a client sends
+	// (observe.go): the host's telemetry. nil observes nothing. It wraps
+	// Ready's wait: a request's span and duration include it.
+	Observer Observer
 }
 
 // Server is one MCP server fronting a Backend. It is safe for concurrent
@@ -267,6 +271,10 @@ func New(b Backend, opts *Options) *Server {
 	})
 	if o.Ready != nil {
 		s.srv.AddReceivingMiddleware(s.waitReady(o.Ready))
+	}
+	if o.Observer != nil {
+		// Added last: the outermost middleware.
+		s.srv.AddReceivingMiddleware(observe(o.Observer))
 	}
 	cat := s.resync()
 	close(s.synced)

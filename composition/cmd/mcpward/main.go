@@ -18,6 +18,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/interrupt"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/telemetry"
 )
 
 // version is what --version prints. Set it at build time with
@@ -32,11 +33,17 @@ func main() {
 		os.Exit(cmdutil.ExitFailure)
 	}
 	ios := iostreams.System()
+	v := buildVersion(version, debug.ReadBuildInfo)
+	// OpenTelemetry from the OTEL_* variables (none set: none); console
+	// output goes to stderr, never stdout.
+	tel := telemetry.New(context.Background(), os.LookupEnv, ios.ErrOut, v)
 	f := cmdutil.New(ios, app.Env{
-		Lookup:      os.LookupEnv,
-		Cwd:         cwd,
-		ManagedPath: app.DefaultManagedPath,
-		Log:         ios.ErrOut,
+		Lookup:         os.LookupEnv,
+		Cwd:            cwd,
+		ManagedPath:    app.DefaultManagedPath,
+		Log:            ios.ErrOut,
+		TracerProvider: tel.TracerProvider,
+		MeterProvider:  tel.MeterProvider,
 	}, clock.Real())
 	// The first SIGINT, SIGTERM or SIGHUP cancels the run: the command
 	// returns, its fleet closes (ending every server's process group) and
@@ -62,8 +69,11 @@ func main() {
 			os.Exit(interrupt.ExitCode(sig))
 		},
 		interrupt.Signals...)
-	code := root.Main(h.Context(), f, os.Args[1:], buildVersion(version, debug.ReadBuildInfo))
+	code := root.Main(h.Context(), f, os.Args[1:], v)
 	close(done)
+	if err := tel.Shutdown(context.Background()); err != nil {
+		fmt.Fprintln(ios.ErrOut, "mcpward: telemetry: not every span or metric was exported")
+	}
 	if sig := h.Signal(); sig != nil {
 		code = interrupt.ExitCode(sig)
 	}

@@ -13,6 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpward/mcpward/adapters/oauth"
 	"github.com/mcpward/mcpward/adapters/stdiotransport"
 	"github.com/mcpward/mcpward/composition"
@@ -88,6 +91,11 @@ type Env struct {
 	// the stack of a panic recovered at a server's boundary, which that
 	// server's failure (internal panic) refers to. nil discards them.
 	Log io.Writer
+	// TracerProvider and MeterProvider are the Host's
+	// (composition.Config.TracerProvider, MeterProvider): nil means none
+	// (main builds them from the OTEL_* variables, internal/telemetry).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // ErrNoStateDir is New's error when no state directory is known: no
@@ -148,6 +156,7 @@ func New(o Options, e Env) (*App, error) {
 		Lookup: e.Lookup, Actor: Actor, Authority: composition.NewEnvAuthority(a.Workspace.Root), OAuth: &composition.OAuthConfig{},
 		Egress:          a.Egress.Policy,
 		HelperAllowList: o.AllowHelpers, HelperEnv: helperEnv(e.Lookup),
+		TracerProvider: e.TracerProvider, MeterProvider: e.MeterProvider,
 	}
 	if e.Log != nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: o.LogLevel}))

@@ -1,0 +1,82 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for _, s := range kv {
+		k, v, _ := strings.Cut(s, "=")
+		m[k] = v
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestExporters(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		traces  []string
+		metrics []string
+		warn    string
+	}{
+		{"nothing set: off, no surprise connection", nil, nil, nil, ""},
+		{"endpoint alone means otlp", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"}, []string{"otlp"}, []string{"otlp"}, ""},
+		{"per-signal endpoint", []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces"}, []string{"otlp"}, nil, ""},
+		{"console and otlp, deduplicated", []string{"OTEL_TRACES_EXPORTER= Console,otlp,console"}, []string{"console", "otlp"}, nil, ""},
+		{"none wins", []string{"OTEL_TRACES_EXPORTER=console,none", "OTEL_EXPORTER_OTLP_ENDPOINT=x"}, nil, []string{"otlp"}, ""},
+		{"grpc is not linked", []string{"OTEL_METRICS_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}, nil, nil, "OTEL_METRICS_EXPORTER: only the http/protobuf protocol"},
+		{"per-signal protocol wins", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf"}, []string{"otlp"}, nil, ""},
+		{"unknown exporter, value not echoed", []string{"OTEL_TRACES_EXPORTER=zipkin-s3cr3t"}, nil, nil, "OTEL_TRACES_EXPORTER: unknown exporter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			get := func(k string) string { v, _ := env(tt.env...)(k); return strings.TrimSpace(v) }
+			var w strings.Builder
+			warn := func(f string, a ...any) { fmt.Fprintf(&w, f, a...) }
+			assert.Equal(t, tt.traces, exporters(get, "TRACES", warn))
+			assert.Equal(t, tt.metrics, exporters(get, "METRICS", warn))
+			if tt.warn == "" {
+				assert.Empty(t, w.String())
+			} else {
+				assert.Contains(t, w.String(), tt.warn)
+			}
+			assert.NotContains(t, w.String(), "s3cr3t")
+		})
+	}
+}
+
+// TestNewOff: no variable, or OTEL_SDK_DISABLED, gives no provider and
+// writes nothing.
+func TestNewOff(t *testing.T) {
+	for _, e := range [][]string{nil, {"OTEL_SDK_DISABLED=true", "OTEL_TRACES_EXPORTER=console"}} {
+		var stderr bytes.Buffer
+		p := New(context.Background(), env(e...), &stderr, "v")
+		assert.Nil(t, p.TracerProvider)
+		assert.Nil(t, p.MeterProvider)
+		require.NoError(t, p.Shutdown(context.Background()))
+		assert.Empty(t, stderr.String())
+	}
+}
+
+// TestNewConsole: console spans are JSON lines on the writer given as
+// stderr, flushed by Shutdown.
+func TestNewConsole(t *testing.T) {
+	var stderr bytes.Buffer
+	p := New(context.Background(), env("OTEL_TRACES_EXPORTER=console"), &stderr, "v1")
+	require.NotNil(t, p.TracerProvider)
+	assert.Nil(t, p.MeterProvider)
+	_, span := p.TracerProvider.Tracer("t").Start(context.Background(), "tools/call x")
+	span.End()
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Contains(t, stderr.String(), `"Name":"tools/call x"`)
+	assert.Contains(t, stderr.String(), `"service.name"`)
+}

@@ -1,0 +1,481 @@
+package integration_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpward/mcpward/adapters/httptransport"
+	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/memory"
+	"github.com/mcpward/mcpward/core/definition"
+	"github.com/mcpward/mcpward/ports"
+)
+
+// telPeer is an in-process go-sdk server over httptest on 127.0.0.1 with
+// an echo tool, a failing tool, a prompt and a resource; every result
+// carries secret, and it records what it received.
+type telPeer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	received []string // headers and bodies' arguments, as seen
+	tps      []string // traceparent header of each tools/call POST
+	metas    []any    // params._meta.traceparent of each tools/call
+}
+
+func newTelPeer(t *testing.T, secret string) *telPeer {
+	t.Helper()
+	p := &telPeer{}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tel", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		p.note(a.Text)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text + " result:" + secret}}}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "fail"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return nil, nil, fmt.Errorf("failed with %s and %s", a.Text, secret)
+	})
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			p.note(r.Params.Arguments["who"])
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi " + secret}}}}, nil
+		})
+	uri := "test://doc?token=" + secret
+	srv.AddResource(&mcp.Resource{URI: uri, Name: "doc"}, func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "doc " + secret}}}, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				p.mu.Lock()
+				p.metas = append(p.metas, req.GetParams().GetMeta()["traceparent"])
+				p.mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.note(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.URL.RawQuery)
+		if r.Method == http.MethodPost {
+			if tp := r.Header.Get("Traceparent"); tp != "" {
+				p.mu.Lock()
+				p.tps = append(p.tps, tp)
+				p.mu.Unlock()
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *telPeer) note(s ...string) {
+	p.mu.Lock()
+	p.received = append(p.received, s...)
+	p.mu.Unlock()
+}
+
+func (p *telPeer) saw(s string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.received {
+		if strings.Contains(r, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// recorders are the SDK's in-memory span recorder and manual metric
+// reader behind the providers a test's Host gets.
+type recorders struct {
+	spans   *tracetest.SpanRecorder
+	metrics *sdkmetric.ManualReader
+	tp      *sdktrace.TracerProvider
+	mp      *sdkmetric.MeterProvider
+}
+
+func newRecorders(t *testing.T) *recorders {
+	r := &recorders{spans: tracetest.NewSpanRecorder(), metrics: sdkmetric.NewManualReader()}
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r.spans))
+	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.metrics))
+	t.Cleanup(func() {
+		_ = r.tp.Shutdown(context.Background())
+		_ = r.mp.Shutdown(context.Background())
+	})
+	return r
+}
+
+func (r *recorders) collect(t *testing.T) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.metrics.Collect(context.Background(), &rm))
+	return rm
+}
+
+// histogram returns the data points of the float64 histogram name.
+func histogram(rm metricdata.ResourceMetrics, name string) ([]metricdata.HistogramDataPoint[float64], string) {
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				h, _ := m.Data.(metricdata.Histogram[float64])
+				return h.DataPoints, m.Unit
+			}
+		}
+	}
+	return nil, ""
+}
+
+func attrMap(kv []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, a := range kv {
+		m[string(a.Key)] = a.Value.Emit()
+	}
+	return m
+}
+
+func span(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	for _, s := range spans {
+		if s.Name() == name {
+			return s
+		}
+	}
+	names := make([]string, 0, len(spans))
+	for _, s := range spans {
+		names = append(names, s.Name())
+	}
+	require.Failf(t, "no span", "want %q among %q", name, names)
+	return nil
+}
+
+func connectTel(t *testing.T, rec *recorders, cfg composition.Config, server string) *composition.Fleet {
+	t.Helper()
+	cfg.TracerProvider, cfg.MeterProvider = rec.tp, rec.mp
+	h, cleanup, err := memory.Open(context.Background(), memory.Config{Config: cfg})
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	src := []definition.Source{{Tier: ports.TierUser, Origin: "/home/u/mcp.json", Data: []byte(`{"mcpServers": {"tel": ` + server + `}}`)}}
+	f := h.Connect(context.Background(), src, nil)
+	t.Cleanup(func() { _ = f.Close() })
+	s := f.Servers()
+	require.Len(t, s, 1)
+	require.Equal(t, composition.StateConnected, s[0].State, "reason %s", s[0].Reason)
+	return f
+}
+
+// TestTelemetrySemconv checks the spans and metrics of a session by the
+// OpenTelemetry semantic conventions for MCP (semconv v1.41.0): a client
+// span per request named "{mcp.method.name} {target}", its attributes, a
+// tool error's error.type, and the two client duration histograms.
+func TestTelemetrySemconv(t *testing.T) {
+	p := newTelPeer(t, "s3cr3t")
+	rec := newRecorders(t)
+	u, err := url.Parse(p.URL)
+	require.NoError(t, err)
+	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	version := f.Servers()[0].ProtocolVersion
+	require.NotEmpty(t, version)
+	ctx := context.Background()
+
+	parent, root := rec.tp.Tracer("host").Start(ctx, "turn")
+	_, err = f.Call(parent, "tel", "echo", json.RawMessage(`{"text":"x"}`))
+	require.NoError(t, err)
+	res, err := f.Call(ctx, "tel", "fail", json.RawMessage(`{"text":"x"}`))
+	require.NoError(t, err, "a tool error is a result")
+	require.True(t, res.IsError)
+	root.End()
+
+	spans := rec.spans.Ended()
+	handshake := "initialize"
+	if composition.ProtocolEra(version) == "modern" {
+		handshake = "server/discover"
+	}
+	hs := span(t, spans, handshake)
+	assert.Equal(t, trace.SpanKindClient, hs.SpanKind())
+	assert.Equal(t, handshake, attrMap(hs.Attributes())["mcp.method.name"])
+	span(t, spans, "tools/list")
+
+	call := span(t, spans, "tools/call echo")
+	assert.Equal(t, trace.SpanKindClient, call.SpanKind())
+	assert.Equal(t, root.SpanContext().TraceID(), call.SpanContext().TraceID(), "the host's span is the call's parent")
+	assert.Equal(t, root.SpanContext().SpanID(), call.Parent().SpanID())
+	assert.Equal(t, map[string]string{
+		"mcp.method.name":       "tools/call",
+		"gen_ai.tool.name":      "echo",
+		"gen_ai.operation.name": "execute_tool",
+		"mcp.protocol.version":  version,
+		"network.transport":     "tcp",
+		"server.address":        "127.0.0.1",
+		"server.port":           u.Port(),
+	}, attrMap(call.Attributes()))
+	assert.Equal(t, codes.Unset, call.Status().Code)
+
+	fail := span(t, spans, "tools/call fail")
+	assert.Equal(t, composition.ErrorTypeToolError, attrMap(fail.Attributes())["error.type"])
+	assert.Equal(t, codes.Error, fail.Status().Code)
+	assert.Equal(t, composition.TelemetryScope, fail.InstrumentationScope().Name)
+	assert.Equal(t, "https://opentelemetry.io/schemas/1.41.0", fail.InstrumentationScope().SchemaURL)
+
+	ops, unit := histogram(rec.collect(t), "mcp.client.operation.duration")
+	assert.Equal(t, "s", unit)
+	byMethod := map[string]uint64{}
+	for _, dp := range ops {
+		m, _ := dp.Attributes.Value("mcp.method.name")
+		byMethod[m.AsString()] += dp.Count
+		if m.AsString() == "tools/call" {
+			port, _ := dp.Attributes.Value("server.port")
+			assert.Equal(t, u.Port(), strconv.FormatInt(port.AsInt64(), 10))
+		}
+	}
+	assert.Equal(t, uint64(2), byMethod["tools/call"])
+	assert.Equal(t, uint64(1), byMethod[handshake])
+	assert.NotZero(t, byMethod["tools/list"])
+
+	sess, _ := histogram(rec.collect(t), "mcp.client.session.duration")
+	assert.Empty(t, sess, "a session's duration is recorded when it ends")
+	require.NoError(t, f.Close())
+	sess, unit = histogram(rec.collect(t), "mcp.client.session.duration")
+	assert.Equal(t, "s", unit)
+	require.Len(t, sess, 1)
+	assert.Equal(t, uint64(1), sess[0].Count)
+	v, _ := sess[0].Attributes.Value("mcp.protocol.version")
+	assert.Equal(t, version, v.AsString())
+}
+
+// TestTelemetryTraceparent: the call's span travels as the traceparent of
+// the tools/call request (header and params._meta) to an origin the host
+// lists in TraceOrigins, and nowhere else.
+func TestTelemetryTraceparent(t *testing.T) {
+	for _, trusted := range []bool{true, false} {
+		t.Run(strconv.FormatBool(trusted), func(t *testing.T) {
+			p := newTelPeer(t, "s")
+			rec := newRecorders(t)
+			var cfg composition.Config
+			if trusted {
+				u, _ := url.Parse(p.URL)
+				cfg.HTTP = &httptransport.Options{TraceOrigins: []string{"http://" + u.Host}}
+			}
+			f := connectTel(t, rec, cfg, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+			_, err := f.Call(context.Background(), "tel", "echo", json.RawMessage(`{"text":"x"}`))
+			require.NoError(t, err)
+			call := span(t, rec.spans.Ended(), "tools/call echo")
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if !trusted {
+				assert.Empty(t, p.tps)
+				assert.Equal(t, []any{nil}, p.metas)
+				return
+			}
+			want := fmt.Sprintf("00-%s-%s-01", call.SpanContext().TraceID(), call.SpanContext().SpanID())
+			assert.Equal(t, []string{want}, p.tps, "only the tools/call carries it")
+			assert.Equal(t, []any{want}, p.metas, "in params._meta too (SEP-414)")
+		})
+	}
+}
+
+// TestTelemetryCanary: a secret (fresh per run) in an environment value
+// feeding a header, a literal header, the URL's query, a tool argument, a
+// prompt argument, a resource URI, and in every result and error the
+// server sends never appears in a span (name, attributes, events, links,
+// status) or a metric (names, attributes) — while the server did receive
+// it, so the test would see it if it leaked.
+func TestTelemetryCanary(t *testing.T) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	canary := "canary" + hex.EncodeToString(b[:])
+	env, lit, query, arg := canary+"env", canary+"lit", canary+"query", canary+"arg"
+
+	p := newTelPeer(t, canary+"result")
+	rec := newRecorders(t)
+	cfg := composition.Config{Lookup: func(k string) (string, bool) {
+		if k == "TEL_TOKEN" {
+			return env, true
+		}
+		return "", false
+	}}
+	f := connectTel(t, rec, cfg, `{"type": "http", "url": "`+p.URL+`/mcp?k=`+query+`",
+		"headers": {"Authorization": "Bearer ${TEL_TOKEN}", "X-Api-Key": "`+lit+`"}}`)
+	ctx := context.Background()
+	args := json.RawMessage(`{"text":"` + arg + `"}`)
+	_, err := f.Call(ctx, "tel", "echo", args)
+	require.NoError(t, err)
+	_, err = f.Call(ctx, "tel", "fail", args)
+	require.NoError(t, err)
+	_, err = f.Call(ctx, "tel", "nope", args)
+	require.Error(t, err)
+	_, err = f.GetPrompt(ctx, "tel", "greet", map[string]string{"who": arg + "prompt"})
+	require.NoError(t, err)
+	_, err = f.ReadResource(ctx, "tel", "test://doc?token="+canary+"result")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	for _, s := range []string{env, lit, query, arg, arg + "prompt"} {
+		require.True(t, p.saw(s), "the server received %s", s)
+	}
+
+	var seen strings.Builder
+	spans := rec.spans.Ended()
+	require.NotEmpty(t, spans)
+	for _, s := range spans {
+		fmt.Fprintln(&seen, s.Name(), s.Status().Description)
+		kvs := append([]attribute.KeyValue(nil), s.Attributes()...)
+		for _, e := range s.Events() {
+			fmt.Fprintln(&seen, e.Name)
+			kvs = append(kvs, e.Attributes...)
+		}
+		for _, l := range s.Links() {
+			kvs = append(kvs, l.Attributes...)
+		}
+		kvs = append(kvs, s.Resource().Attributes()...)
+		for _, kv := range kvs {
+			fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+		}
+	}
+	rm := rec.collect(t)
+	require.NotEmpty(t, rm.ScopeMetrics)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			fmt.Fprintln(&seen, m.Name, m.Description, m.Unit)
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			require.True(t, ok, "%s is a float64 histogram", m.Name)
+			for _, dp := range h.DataPoints {
+				for _, kv := range dp.Attributes.ToSlice() {
+					fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+				}
+			}
+		}
+	}
+	out := seen.String()
+	require.Contains(t, out, "tools/call echo", "the walk saw the spans")
+	// Not require.NotContains: its message would print the telemetry.
+	assert.False(t, strings.Contains(out, canary), "a secret, argument or result reached the telemetry")
+}
+
+// TestTelemetryServe: a Gateway's client requests get server spans named
+// by the same conventions, children of the trace context the client sent
+// in params._meta (SEP-414); the upstream call is a client span under the
+// server span; mcp.server.operation.duration is recorded; the client's
+// argument and the upstream's result appear in none of it.
+func TestTelemetryServe(t *testing.T) {
+	p := newTelPeer(t, "cnryserveresult")
+	rec := newRecorders(t)
+	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
+	t.Cleanup(g.Close)
+	ts := httptest.NewServer(g.HTTPHandler("", ""))
+	t.Cleanup(ts.Close)
+
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "cnryservearg"},
+		Meta: mcp.Meta{"traceparent": tp}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"text": "cnryservearg"}})
+	require.NoError(t, err)
+
+	spans := rec.spans.Ended()
+	var srv, up sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		switch {
+		case s.Name() == "tools/call echo" && s.SpanKind() == trace.SpanKindServer:
+			srv = s
+		case s.Name() == "tools/call echo" && s.SpanKind() == trace.SpanKindClient && s.Parent().IsValid():
+			up = s
+		}
+	}
+	require.NotNil(t, srv, "a server span for the client's call")
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", srv.SpanContext().TraceID().String(), "the client's trace")
+	assert.Equal(t, "00f067aa0ba902b7", srv.Parent().SpanID().String())
+	assert.True(t, srv.Parent().IsRemote())
+	assert.Equal(t, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "echo", "gen_ai.operation.name": "execute_tool"},
+		attrMap(srv.Attributes()))
+	require.NotNil(t, up, "the upstream call is a client span")
+	assert.Equal(t, srv.SpanContext().SpanID(), up.Parent().SpanID(), "under the server span")
+	span(t, spans, "tools/call fail")
+	var failSrv sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == "tools/call fail" && s.SpanKind() == trace.SpanKindServer {
+			failSrv = s
+		}
+	}
+	require.NotNil(t, failSrv)
+	assert.Equal(t, composition.ErrorTypeToolError, attrMap(failSrv.Attributes())["error.type"])
+	assert.False(t, failSrv.Parent().IsValid(), "no trace context sent: a root span")
+
+	// Over HTTP the traceparent header is accepted as well.
+	const tp2 = "00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01"
+	hc := &http.Client{Transport: headerRT{"Traceparent", tp2}}
+	cs2, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs2.Close() })
+	_, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "cnryservearg"}})
+	require.NoError(t, err)
+	var byHeader bool
+	for _, s := range rec.spans.Ended() {
+		if s.SpanKind() == trace.SpanKindServer && s.Name() == "tools/call echo" && s.Parent().SpanID().String() == "10f067aa0ba902b7" {
+			byHeader = true
+		}
+	}
+	assert.True(t, byHeader, "the header's trace context is the server span's parent")
+	spans = rec.spans.Ended()
+
+	ops, unit := histogram(rec.collect(t), "mcp.server.operation.duration")
+	assert.Equal(t, "s", unit)
+	var calls uint64
+	for _, dp := range ops {
+		if m, _ := dp.Attributes.Value("mcp.method.name"); m.AsString() == "tools/call" {
+			calls += dp.Count
+		}
+	}
+	assert.Equal(t, uint64(3), calls)
+
+	var seen strings.Builder
+	for _, s := range spans {
+		fmt.Fprintln(&seen, s.Name(), s.Status().Description)
+		for _, kv := range s.Attributes() {
+			fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+		}
+		for _, e := range s.Events() {
+			fmt.Fprintln(&seen, e.Name, e.Attributes)
+		}
+	}
+	assert.False(t, strings.Contains(seen.String(), "cnryserve"), "no argument or result in the spans")
+}
+
+// headerRT sets one request header on every request.
+type headerRT struct{ k, v string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.k, h.v)
+	return http.DefaultTransport.RoundTrip(r)
+}

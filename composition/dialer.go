@@ -239,8 +239,8 @@ const minTargetMask = 4
 
 // targetMask returns the mask mcpsession runs over a server's own error
 // message before a refusal's Detail keeps it: every env and header value
-// of t (each header value also word by word, so "Bearer TOKEN" hides
-// TOKEN), and every argument after a credential-shaped flag, are
+// of t (each header value also word by word after its first, so
+// "Bearer TOKEN" hides TOKEN), and every argument after a credential-shaped flag, are
 // replaced by secret.Redacted, longest first. Not only credential-shaped
 // keys: a server echoing its own configuration back is told nothing new,
 // but a log or an audit record would be.
@@ -256,8 +256,10 @@ func targetMask(t ports.Target) func(string) string {
 	}
 	for _, v := range t.Headers {
 		add(v)
-		for _, w := range strings.Fields(v) {
-			add(w)
+		if f := strings.Fields(v); len(f) > 1 {
+			for _, w := range f[1:] { // "Bearer" itself is no secret
+				add(w)
+			}
 		}
 	}
 	for i, a := range t.Args {

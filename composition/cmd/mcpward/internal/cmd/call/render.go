@@ -78,17 +78,14 @@ func blockLines(b ports.ContentBlock) []string {
 	return []string{"[" + termsafe.Line(string(b.Kind)) + " content]"}
 }
 
-// explainResultError is the note of an argument error or of a result
-// whose structured content did not match the tool's output schema, which
-// adds the path to what the error says: "arguments /a: expected number,
-// got string" (the path's names are the server's, escaped; no value is
-// ever part of it). It is "" for any other error, and when the path is
-// the root ("/"), which adds nothing.
+// explainResultError is the note of a result whose structured content
+// did not match the tool's output schema, which adds the path to what the
+// error says: "structured content /a: expected number, got string" (the
+// path's names are the server's, escaped; no value is ever part of it).
+// It is "" for any other error — an argument error's refusal carries its
+// path in Detail already — and when the path is the root ("/"), which
+// adds nothing.
 func explainResultError(err error) string {
-	var ae *catalog.ArgumentError
-	if errors.As(err, &ae) && ae.Path != "/" {
-		return "arguments " + termsafe.Line(ae.Explain())
-	}
 	var se *catalog.StructuredContentError
 	if errors.As(err, &se) && se.Path != "/" {
 		return "structured content " + termsafe.Line(se.Explain())

@@ -707,6 +707,19 @@ func SignInAgain(reason string) bool {
 	return false
 }
 
+// DoctorHint is the one line that points a failed server to its
+// explanation: for a stdio server (d names its program), that
+// "mcpward doctor NAME" shows its stderr, where a server says why it
+// exited (an npm 404, a missing API key); for any other, that doctor
+// diagnoses it. It holds no secret: the name and fixed words only.
+func DoctorHint(name string, d composition.FailureDetail) string {
+	cmd := `"mcpward doctor ` + termsafe.Line(name) + `"`
+	if d.Program != "" {
+		return cmd + " shows its stderr (or run again with --server-stderr)"
+	}
+	return cmd + " diagnoses it"
+}
+
 // Elapsed shows a duration for people: tenths of a second below a minute
 // ("0.4s", "30.1s"), whole seconds above ("1m5s").
 func Elapsed(d time.Duration) string {

@@ -298,10 +298,11 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		if why := view.FailureText(r.Detail); why != "" {
 			notes = append(notes, server+": "+why)
 		}
-		if len(notes) > 0 {
-			return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; ")}
+		hint := ""
+		if !opts.ServerStderr || r.Detail.Program == "" {
+			hint = view.DoctorHint(server, r.Detail)
 		}
-		return err
+		return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; "), Hint: hint}
 	case composition.StateUnknown:
 		return refusal.New(refusal.Config, composition.ReasonUnknownServer, server)
 	default:

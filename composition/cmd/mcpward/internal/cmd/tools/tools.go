@@ -156,6 +156,11 @@ func Run(ctx context.Context, opts *Options) error {
 		Write(opts.IO.Out, rs)
 	}
 	if failed {
+		for _, r := range rs {
+			if r.State == composition.StateFailed && !(opts.ServerStderr && r.Detail.Program != "") {
+				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Detail))
+			}
+		}
 		return cmdutil.ErrSilent
 	}
 	return nil

@@ -32,7 +32,7 @@ func ServerErr(r composition.ServerResult) error {
 		if why := view.FailureText(r.Detail); why != "" {
 			note = r.Name + ": " + why
 		}
-		return &cmdutil.NotedError{Err: err, Note: note, Hint: view.DoctorHint(r.Name, r.Detail)}
+		return &cmdutil.NotedError{Err: err, Note: note, Hint: view.DoctorHint(r.Name, r.Reason, r.Detail)}
 	case composition.StateUnknown:
 		return refusal.New(refusal.Config, composition.ReasonUnknownServer, r.Name)
 	}

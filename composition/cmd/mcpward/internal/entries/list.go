@@ -77,7 +77,7 @@ func List[T any](ctx context.Context, opts *ListOptions, toJSON func(composition
 	if failed {
 		for _, r := range rs {
 			if r.State == composition.StateFailed {
-				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Detail))
+				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Reason, r.Detail))
 			}
 		}
 		return cmdutil.ErrSilent

@@ -300,7 +300,7 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		}
 		hint := ""
 		if !opts.ServerStderr || r.Detail.Program == "" {
-			hint = view.DoctorHint(server, r.Detail)
+			hint = view.DoctorHint(server, r.Reason, r.Detail)
 		}
 		return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; "), Hint: hint}
 	case composition.StateUnknown:

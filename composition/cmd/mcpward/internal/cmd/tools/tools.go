@@ -158,7 +158,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if failed {
 		for _, r := range rs {
 			if r.State == composition.StateFailed && !(opts.ServerStderr && r.Detail.Program != "") {
-				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Detail))
+				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Reason, r.Detail))
 			}
 		}
 		return cmdutil.ErrSilent

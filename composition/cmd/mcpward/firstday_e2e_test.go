@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLegacySSEEndpointNamed: an HTTP+SSE endpoint of the 2024-11-05 era
@@ -38,4 +44,80 @@ func TestLegacySSEEndpointNamed(t *testing.T) {
 	assert.Equal(t, 1, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"reason": "legacy_sse_endpoint"`)
 	assert.Contains(t, r.stdout, `"status": 404`)
+}
+
+// quickstartBlock returns the lines of README's first ```sh block (the
+// quickstart at its top), each as written.
+func quickstartBlock(t *testing.T, readme string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, "```sh\n")
+	require.True(t, ok, "README has a ```sh block")
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok, "the block ends")
+	return strings.Split(strings.TrimRight(block, "\n"), "\n")
+}
+
+// TestReadmeQuickstart runs README's quickstart as written, line by line
+// through sh, in a fresh git workspace with a fresh home (#25 item 4):
+// the package it names must exist (it is the one pinned in peers/, found
+// there offline: npm runs with --offline, and the workspace's
+// node_modules is peers'), the approval step must be there, and the last
+// line must reach a tool. "make install" is the one line not run: the
+// binary this package's tests built from the same tree stands in for it,
+// on PATH as "mcpward".
+func TestReadmeQuickstart(t *testing.T) {
+	everythingCommand(t) // the peer is installed (else skip, or fail under MCPWARD_REQUIRE_PEERS=1)
+	npx, err := exec.LookPath("npx")
+	require.NoError(t, err, "the quickstart needs npx")
+	readme, err := os.ReadFile("../../../README.md")
+	require.NoError(t, err)
+	lines := quickstartBlock(t, string(readme))
+	require.NotEmpty(t, lines)
+	require.True(t, strings.HasPrefix(lines[0], "make install "), "the quickstart starts by installing the CLI: %q", lines[0])
+
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	bin := filepath.Join(root, "bin")
+	for _, d := range []string{ws, bin, filepath.Join(root, "home"), filepath.Join(root, "tmp")} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+	}
+	git := exec.Command("git", "init", "-q", ws)
+	git.Env = []string{"HOME=" + filepath.Join(root, "home"), "PATH=/usr/bin:/bin"}
+	out, err := git.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	peers, err := filepath.Abs("../../../peers/node_modules")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(peers, filepath.Join(ws, "node_modules")))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "package.json"), []byte(`{"private": true}`+"\n"), 0o600))
+	require.NoError(t, os.Symlink(binary, filepath.Join(bin, "mcpward")))
+
+	env := []string{
+		"PATH=" + bin + ":" + filepath.Dir(npx) + ":/usr/bin:/bin",
+		"HOME=" + filepath.Join(root, "home"),
+		"XDG_CONFIG_HOME=" + filepath.Join(root, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(root, "state"),
+		"TMPDIR=" + filepath.Join(root, "tmp"),
+		"DBUS_SESSION_BUS_ADDRESS=disabled:",
+		"npm_config_offline=true",
+		"npm_config_update_notifier=false",
+		"npm_config_cache=" + filepath.Join(root, "npm-cache"),
+	}
+	var last result
+	for _, line := range lines[1:] {
+		cmd := exec.Command("/bin/sh", "-c", line)
+		cmd.Dir = ws
+		cmd.Env = env
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		last = result{stdout: o.String(), stderr: e.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			last.code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		t.Logf("$ %s\n%s%s", line, last.stdout, last.stderr)
+		require.Equal(t, 0, last.code, "README's quickstart line %q failed:\n%s%s", line, last.stdout, last.stderr)
+	}
+	assert.Contains(t, last.stdout, "hello", "the quickstart ends with a tool's answer")
 }

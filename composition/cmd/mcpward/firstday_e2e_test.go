@@ -121,3 +121,38 @@ func TestReadmeQuickstart(t *testing.T) {
 	}
 	assert.Contains(t, last.stdout, "hello", "the quickstart ends with a tool's answer")
 }
+
+// TestReadOnlyCommandsWriteNoAudit: list, show, get, doctor and the shell
+// completion only show the configuration: they append no audit record
+// (#25 item 8); approve (a grant), tools and call (a connection, decided
+// again) do.
+func TestReadOnlyCommandsWriteNoAudit(t *testing.T) {
+	bin := exampleBinary(t)
+	w := newWorld(t, map[string]string{
+		"ws/.mcp.json":   `{"mcpServers": {"example": {"command": ` + jsonString(bin) + `}}}`,
+		"ws/.git/config": gitConfig,
+	})
+	auditFile := filepath.Join(w.root, "state", "mcpward", "store", "audit.jsonl")
+	size := func() int64 {
+		fi, err := os.Stat(auditFile)
+		if os.IsNotExist(err) {
+			return 0
+		}
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	require.Equal(t, 0, w.run(t, "approve", "example").code)
+	granted := size()
+	require.Positive(t, granted, "a grant is recorded")
+	for _, args := range [][]string{
+		{"list"}, {"list", "--json"}, {"show", "example"}, {"get", "example"}, {"doctor"}, {"doctor", "--json"},
+		{"__complete", "call", ""}, {"__complete", "show", "ex"},
+	} {
+		r := w.run(t, args...)
+		assert.NotContains(t, r.stderr, "panic", args)
+		assert.Equal(t, granted, size(), "%v appended to the audit log", args)
+	}
+	r := w.run(t, "call", "example", "echo", "--args", `{"text":"x"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Greater(t, size(), granted, "a connection's decision is recorded")
+}

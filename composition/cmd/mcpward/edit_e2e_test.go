@@ -60,7 +60,12 @@ func TestCLIEdit(t *testing.T) {
 		{"remove", []string{"remove", "weather"}, 0},
 		{"remove_json", []string{"remove", "--scope", "project", "--json", "n2"}, 0},
 		{"remove_again", []string{"remove", "weather"}, 1},
-		{"remove_other_scope", []string{"remove", "files"}, 1},
+		{"remove_other_scope", []string{"remove", "--scope", "local", "files"}, 1},
+		// Without --scope, remove finds the one scope that defines the
+		// name (#25 item 8); two scopes are named, nothing removed.
+		{"remove_finds_scope", []string{"remove", "files"}, 0},
+		{"add_json_user_w2", []string{"add-json", "--scope", "user", "w2", `{"command": "w2-mcp"}`}, 0},
+		{"remove_ambiguous", []string{"remove", "w2"}, 1},
 		{"remove_nowhere", []string{"remove", "--scope", "user", "ghost"}, 1},
 		{"add_foreign_file", []string{"--user", "$ROOT/home/.claude.json", "add", "--scope", "user", "x", "--", "x-mcp"}, 1},
 	}

@@ -176,6 +176,13 @@ func TestWriteContent(t *testing.T) {
 		{"structured content as JSON", ports.ToolResult{Blocks: []ports.ContentBlock{text("t")},
 			StructuredContent: json.RawMessage(`{"a":1,"s":"\u009b31m\u001b"}`)},
 			"t\n  [structured content]\n  {\n    \"a\": 1,\n    \"s\": \"\\u009b31m\\u001b\"\n  }\n"},
+		// The same value in a text block: not repeated (#25 item 8).
+		{"structured content that the text holds", ports.ToolResult{Blocks: []ports.ContentBlock{text(`{ "s": "x", "a": 1.0 }`)},
+			StructuredContent: json.RawMessage(`{"a":1,"s":"x"}`)},
+			"{ \"s\": \"x\", \"a\": 1.0 }\n"},
+		{"structured content that differs from the text", ports.ToolResult{Blocks: []ports.ContentBlock{text(`{"a":2}`)},
+			StructuredContent: json.RawMessage(`{"a":1}`)},
+			"{\"a\":2}\n  [structured content]\n  {\n    \"a\": 1\n  }\n"},
 		{"nothing", ports.ToolResult{Content: json.RawMessage(`[]`)}, ""},
 	}
 	for _, tt := range tests {

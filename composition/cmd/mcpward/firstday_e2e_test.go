@@ -156,3 +156,32 @@ func TestReadOnlyCommandsWriteNoAudit(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Greater(t, size(), granted, "a connection's decision is recorded")
 }
+
+// TestCallArgForms: --arg KEY=VALUE typed by the tool's schema, --args
+// @FILE and --args - (#25 item 8), against the example server.
+func TestCallArgForms(t *testing.T) {
+	bin := exampleBinary(t)
+	w := newWorld(t, map[string]string{
+		"config/mcpward/mcp.json": `{"mcpServers": {"example": {"command": ` + jsonString(bin) + `}}}`,
+		"args.json":               `{"text":"from a file"}`,
+	})
+	r := w.run(t, "call", "example", "add", "--arg", "a=2", "--arg", "b=3.5", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"sum": 5.5`, "numbers, as the schema types a and b")
+	r = w.run(t, "call", "example", "echo", "--arg", "text=42")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "42\n", r.stdout, "a string, as the schema types text")
+	r = w.run(t, "call", "example", "add", "--arg", "a=two", "--arg", "b=1")
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `--arg "a": the tool's schema expects number`)
+	r = w.run(t, "call", "example", "echo", "--args", "@$ROOT/args.json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "from a file\n", r.stdout)
+
+	cmd := exec.Command(binary, "call", "example", "echo", "--args", "-")
+	cmd.Dir, cmd.Env = w.ws, w.env
+	cmd.Stdin = strings.NewReader(`{"text":"from stdin"}`)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "from stdin\n", string(out))
+}

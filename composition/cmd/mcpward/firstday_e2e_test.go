@@ -178,6 +178,18 @@ func TestCallArgForms(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "from a file\n", r.stdout)
 
+	// One tool's parameters in words (#25 item 8).
+	r = w.run(t, "tools", "example/add")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "example/add (mcp__example__add)\n")
+	assert.Regexp(t, `(?m)^    a\s+number\s+required`, r.stdout)
+	r = w.run(t, "tools", "example/add", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"required": true`)
+	r = w.run(t, "tools", "example/nope")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "unknown_tool")
+
 	cmd := exec.Command(binary, "call", "example", "echo", "--args", "-")
 	cmd.Dir, cmd.Env = w.ws, w.env
 	cmd.Stdin = strings.NewReader(`{"text":"from stdin"}`)

@@ -58,9 +58,11 @@ description. "mcpward call" accepts either name. "mcpward tools SERVER/TOOL"
 connects SERVER and shows that one tool: its description, then each
 parameter in words (name, type, required or optional, description); with
 --json {"server", "tool", "name", "title", "description", "parameters"
-[{"name", "type", "required", "description"}], "input_schema"}. Tools the definition's
-includeTools/excludeTools leave out are listed as rejected (tool_filtered),
-as are tools the managed policy denies (policy_denied). A server that is not
+[{"name", "type", "required", "description"}], "input_schema"}.
+
+Tools the definition's includeTools/excludeTools leave out are listed as
+rejected (tool_filtered), as are tools the managed policy denies
+(policy_denied). A server that is not
 usable is never connected; its line says why and what to do.
 
 Progress goes to stderr: "connecting NAME…" when a server starts, each retry,

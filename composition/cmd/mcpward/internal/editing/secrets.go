@@ -158,8 +158,7 @@ func FindLiteralSecrets(d *definition.Definition) []LiteralSecret {
 }
 
 // RefuseLiteralSecrets returns the ReasonLiteralSecret refusal for found
-// (nil when found is empty). allowHint says whether
-// --allow-literal-secret may be suggested (not for the project scope).
+// (nil when found is empty).
 func RefuseLiteralSecrets(name string, s Scope, found []LiteralSecret) error {
 	if len(found) == 0 {
 		return nil
@@ -198,6 +197,8 @@ func (e *SecretError) Fix() string {
 	fix := "write a reference instead (" + strings.Join(uses, "; ") + ") and set the variable in your environment"
 	if e.Scope != ScopeProject {
 		fix += ", or add --allow-literal-secret to keep the value in this private file"
+	} else {
+		fix += " (--allow-literal-secret writes it anyway, and the next commit shares it)"
 	}
 	return fix
 }

@@ -274,7 +274,13 @@ func TestHTTPFailureClasses(t *testing.T) {
 			assert.Equal(t, tc.class.String(), res.Class.String(), "class of %s", res.Reason)
 			assert.Equal(t, tc.reason, res.Reason)
 			assert.Equal(t, tc.attempts, attempts(&log, "s"), "attempts (only Transient is retried)")
-			assert.Equal(t, FailureDetail{Endpoint: tc.endpoint, Cause: tc.cause}, res.Detail)
+			want := FailureDetail{Endpoint: tc.endpoint, Cause: tc.cause}
+			if tc.reason == httptransport.ReasonHTTPStatus {
+				// The status that ended the attempt (#25 item 7).
+				want.Status = res.Detail.Status
+				assert.GreaterOrEqual(t, want.Status, 400)
+			}
+			assert.Equal(t, want, res.Detail)
 			_, ok := f.ServerStderr("s")
 			assert.False(t, ok, "an HTTP server has no stderr")
 		})

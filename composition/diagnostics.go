@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net"
 	"net/url"
@@ -66,6 +67,10 @@ type FailureDetail struct {
 	// to reach the HTTP server: one of the Cause* words ("refused", "dns",
 	// "timeout", "tls", "reset", "eof", "unreachable", "network").
 	Cause string `json:"cause,omitempty"`
+	// Status is the HTTP status that ended the latest attempt to reach
+	// the HTTP server (a 405 where a legacy SSE endpoint answered, a
+	// 404 at a wrong path), 0 when none did.
+	Status int `json:"status,omitempty"`
 }
 
 // diagnostics is what one Fleet's dialer saw of each server's latest
@@ -84,6 +89,7 @@ type serverDiag struct {
 	mask     secretMask
 	// Of the latest attempt (reset by every Dial).
 	cause   string
+	status  int
 	attempt *stdiotransport.Transport
 	// The latest child this Fleet made for the server (ServerStderr).
 	last *stdiotransport.Transport
@@ -123,7 +129,7 @@ func (d *diagnostics) detail(name string) FailureDetail {
 	var fd FailureDetail
 	var attempt *stdiotransport.Transport
 	d.update(name, func(sd *serverDiag) {
-		fd = FailureDetail{Program: sd.program, Endpoint: sd.endpoint, Cause: sd.cause}
+		fd = FailureDetail{Program: sd.program, Endpoint: sd.endpoint, Cause: sd.cause, Status: sd.status}
 		attempt = sd.attempt
 	})
 	if attempt != nil {
@@ -141,7 +147,7 @@ func (d *diagnostics) detail(name string) FailureDetail {
 func (d *Dialer) recording(rec *diagnostics) mcpsession.Dialer {
 	return mcpsession.DialerFunc(func(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 		name := t.ServerID
-		rec.update(name, func(sd *serverDiag) { sd.cause, sd.attempt = "", nil })
+		rec.update(name, func(sd *serverDiag) { sd.cause, sd.status, sd.attempt = "", 0, nil })
 		conn, err := d.Dial(ctx, t)
 		if err != nil {
 			return nil, err
@@ -157,6 +163,9 @@ func (d *Dialer) recording(rec *diagnostics) mcpsession.Dialer {
 				return func(err error) *refusal.Error {
 					if c := httptransport.Cause(err); c != "" {
 						rec.update(name, func(sd *serverDiag) { sd.cause = c })
+					}
+					if se := (*httptransport.StatusError)(nil); errors.As(err, &se) {
+						rec.update(name, func(sd *serverDiag) { sd.status = se.Status })
 					}
 					return classify(err)
 				}

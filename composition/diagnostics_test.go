@@ -133,7 +133,9 @@ func TestStdioFailureClasses(t *testing.T) {
 		{name: "a line that is not json", args: []string{"-mode", "garbage"}, class: refusal.Protocol, reason: "malformed_message", attempts: 1},
 		{name: "json that is not json-rpc", args: []string{"-mode", "notrpc"}, class: refusal.Protocol, reason: "malformed_message", attempts: 1},
 		{name: "no answer to initialize", args: []string{"-mode", "silent"}, timeout: 300 * time.Millisecond,
-			class: refusal.Transient, reason: "deadline_exceeded|" + supervisor.ReasonConnectTimeout, attempts: 3, exit: ""},
+			// One attempt (#25 item 7): the same program started again
+			// would be as silent.
+			class: refusal.Protocol, reason: supervisor.ReasonConnectTimeout, attempts: 1, exit: ""},
 		{name: "wrong protocol version", args: []string{"-mode", "badversion", "-version", "1999-01-01"}, class: refusal.Protocol, reason: "protocol_version_refused", attempts: 1},
 		{name: "a modern version through initialize", args: []string{"-mode", "badversion", "-version", "2026-07-28"}, class: refusal.Protocol, reason: "protocol_era_mismatch", attempts: 1},
 	}
@@ -272,7 +274,13 @@ func TestHTTPFailureClasses(t *testing.T) {
 			assert.Equal(t, tc.class.String(), res.Class.String(), "class of %s", res.Reason)
 			assert.Equal(t, tc.reason, res.Reason)
 			assert.Equal(t, tc.attempts, attempts(&log, "s"), "attempts (only Transient is retried)")
-			assert.Equal(t, FailureDetail{Endpoint: tc.endpoint, Cause: tc.cause}, res.Detail)
+			want := FailureDetail{Endpoint: tc.endpoint, Cause: tc.cause}
+			if tc.reason == httptransport.ReasonHTTPStatus {
+				// The status that ended the attempt (#25 item 7).
+				want.Status = res.Detail.Status
+				assert.GreaterOrEqual(t, want.Status, 400)
+			}
+			assert.Equal(t, want, res.Detail)
 			_, ok := f.ServerStderr("s")
 			assert.False(t, ok, "an HTTP server has no stderr")
 		})

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/egress"
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/core/secret"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -198,6 +200,7 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 		Abort:         func() {},
 		Release:       tr.HTTPClient.CloseIdleConnections,
 		InboundFilter: func(admit func(string, bool) bool) { httptransport.SetInboundFilter(tr, admit) },
+		Mask:          targetMask(t),
 	}, nil
 }
 
@@ -226,7 +229,56 @@ func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Con
 			removeNeutralDir(neutral)
 		},
 		InboundFilter: tr.SetInboundFilter,
+		Mask:          targetMask(t),
 	}, nil
+}
+
+// minTargetMask is the shortest definition value targetMask hides: a
+// shorter one would mangle the message's words and hide nothing.
+const minTargetMask = 4
+
+// targetMask returns the mask mcpsession runs over a server's own error
+// message before a refusal's Detail keeps it: every env and header value
+// of t (each header value also word by word after its first, so
+// "Bearer TOKEN" hides TOKEN), and every argument after a credential-shaped flag, are
+// replaced by secret.Redacted, longest first. Not only credential-shaped
+// keys: a server echoing its own configuration back is told nothing new,
+// but a log or an audit record would be.
+func targetMask(t ports.Target) func(string) string {
+	var vals []string
+	add := func(v string) {
+		if len(v) >= minTargetMask {
+			vals = append(vals, v)
+		}
+	}
+	for _, v := range t.Env {
+		add(v)
+	}
+	for _, v := range t.Headers {
+		add(v)
+		if f := strings.Fields(v); len(f) > 1 {
+			for _, w := range f[1:] { // "Bearer" itself is no secret
+				add(w)
+			}
+		}
+	}
+	for i, a := range t.Args {
+		if flag, v, ok := strings.Cut(a, "="); ok && secret.IsCredentialFlag(flag) {
+			add(v)
+		} else if secret.IsCredentialFlag(a) && i+1 < len(t.Args) {
+			add(t.Args[i+1])
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	slices.SortFunc(vals, func(a, b string) int { return len(b) - len(a) })
+	return func(msg string) string {
+		for _, v := range vals {
+			msg = strings.ReplaceAll(msg, v, secret.Redacted)
+		}
+		return msg
+	}
 }
 
 // stdioErr is what classifyStdio needs of a stdio transport.

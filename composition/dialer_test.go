@@ -739,3 +739,19 @@ func FuzzOriginOf(f *testing.F) {
 		}
 	})
 }
+
+// TestTargetMask: a server's error message echoing the definition's env or
+// header values, or the value after a credential-shaped flag, reaches no
+// refusal (#25 item 6 keeps the message).
+func TestTargetMask(t *testing.T) {
+	m := targetMask(ports.Target{
+		Env:     map[string]string{"API_KEY": "env-secret-1", "MODE": "on"},
+		Headers: map[string]string{"Authorization": "Bearer hdr-secret-2"},
+		Args:    []string{"--api-key=flag-secret-3", "--token", "flag-secret-4", "--port", "8080"},
+	})
+	require.NotNil(t, m)
+	got := m("env-secret-1 hdr-secret-2 flag-secret-3 flag-secret-4 on 8080 Bearer")
+	assert.Equal(t, "<redacted> <redacted> <redacted> <redacted> on 8080 Bearer", got,
+		"values of 4 bytes or more; a header value word by word")
+	assert.Nil(t, targetMask(ports.Target{Args: []string{"-y", "pkg"}}), "nothing to hide")
+}

@@ -406,15 +406,31 @@ func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluatio
 	return ev
 }
 
+// Preview is Evaluate without an audit record: each decision is
+// activation.Decider.Preview's, the same rules and results, recorded
+// nowhere. It is for what only shows the configuration (a listing, a
+// diagnosis, a shell completion) and connects nothing: a host that goes on
+// to connect or call uses Evaluate, or Connect, which decides again and
+// records it.
+func (h *Host) Preview(ctx context.Context, srcs []definition.Source) Evaluation {
+	ev, _ := h.evaluateWith(ctx, srcs, h.decider.Preview)
+	return ev
+}
+
 // evaluate is Evaluate, also returning the resolution it evaluated, so a
 // caller that needs it (Fleet.add) does not decode the sources again.
 func (h *Host) evaluate(ctx context.Context, srcs []definition.Source) (Evaluation, definition.Resolution) {
+	return h.evaluateWith(ctx, srcs, h.decider.Decide)
+}
+
+// evaluateWith is evaluate with decide as the decision.
+func (h *Host) evaluateWith(ctx context.Context, srcs []definition.Source, decide func(context.Context, activation.Subject) (activation.Decision, error)) (Evaluation, definition.Resolution) {
 	res := h.resolve(srcs)
 	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
 		r := h.materialize(ctx, res, s)
 		if r.State == StateAllowed && r.subject != nil {
-			dec, err := h.decider.Decide(ctx, *r.subject)
+			dec, err := decide(ctx, *r.subject)
 			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
 			if !dec.Allowed {
 				r.State = StateDenied

@@ -63,6 +63,14 @@ const (
 	// any other status (1xx, or one HTTP does not define). Always carried by
 	// a *StatusError.
 	ReasonHTTPStatus = "http_status"
+	// ReasonLegacySSE: the server answered the POST that carries a message
+	// like an endpoint of the deprecated HTTP+SSE transport (protocol
+	// 2024-11-05) does — 405 Method Not Allowed, or 404 at a path ending
+	// in "/sse" —, which mcpward does not speak. Class Refused, like the
+	// other 4xx (so a refused server/discover still falls back to
+	// initialize, which gets the same answer); carried by a *StatusError
+	// with the status, its Detail says what to do.
+	ReasonLegacySSE = "legacy_sse_endpoint"
 	// ReasonTLS: the TLS handshake or certificate verification failed.
 	// Class Refused. Carried by a *NetError (Cause CauseTLS).
 	ReasonTLS = "tls_failed"
@@ -98,14 +106,38 @@ func (e *StatusError) Unwrap() error { return e.Refusal }
 
 func newStatusError(status int, server, origin string) *StatusError {
 	class := statusClass(status)
-	detail := http.StatusText(status)
-	if detail == "" {
-		detail = "unrecognised status"
+	detail := strconv.Itoa(status) + " " + http.StatusText(status)
+	if http.StatusText(status) == "" {
+		detail = strconv.Itoa(status) + " (unrecognised status)"
 	}
 	return &StatusError{
 		Status:  status,
 		Refusal: &refusal.Error{Class: class, Reason: ReasonHTTPStatus, Server: server, Origin: origin, Detail: detail},
 	}
+}
+
+// legacySSEError is the StatusError of a POST answered like a legacy
+// HTTP+SSE endpoint (see ReasonLegacySSE).
+func legacySSEError(status int, server, origin string) *StatusError {
+	return &StatusError{Status: status, Refusal: &refusal.Error{Class: refusal.Refused, Reason: ReasonLegacySSE, Server: server, Origin: origin,
+		Detail: strconv.Itoa(status) + " " + http.StatusText(status) + " to POST: the URL answers like a legacy HTTP+SSE endpoint, which mcpward does not speak; use the server's Streamable HTTP endpoint (often /mcp)"}}
+}
+
+// legacySSE reports whether a POST answered code at path looks like a
+// legacy HTTP+SSE endpoint: 405 (its stream is GET only), or 404 at a
+// path whose last segment is "sse" (the conventional name).
+func legacySSE(method string, code int, path string) bool {
+	if method != http.MethodPost {
+		return false
+	}
+	switch code {
+	case http.StatusMethodNotAllowed:
+		return true
+	case http.StatusNotFound:
+		p := strings.TrimSuffix(path, "/")
+		return strings.HasSuffix(p, "/sse")
+	}
+	return false
 }
 
 // statusClass is the Class of a status the transport does not pass on

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,23 @@ func statusServer(status int) func(t *testing.T) (string, ports.EgressPolicy, *O
 		}))
 		return srv.URL + "/path-canary?key=query-canary", egress.Default(), safeOptions()
 	}
+}
+
+// legacySSEServer is a server of the deprecated HTTP+SSE transport at
+// /sse: GET opens the stream with its "endpoint" event, anything else is
+// 404 (no route), as an Express app of the 2024-11-05 era answers.
+func legacySSEServer(t *testing.T) (string, ports.EgressPolicy, *Options) {
+	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/sse" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: endpoint\ndata: /messages?sessionId=body-canary\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "Cannot POST /sse body-canary")
+	}))
+	return srv.URL + "/sse", egress.Default(), safeOptions()
 }
 
 // hijack answers every request by taking the connection and ending it:
@@ -169,10 +187,17 @@ func failureCases() []failureCase {
 		cases = append(cases, failureCase{name: "status " + strconv.Itoa(st), start: statusServer(st),
 			class: refusal.Transient, reason: ReasonHTTPStatus})
 	}
-	for _, st := range []int{400, 404, 405, 406, 410, 413, 415, 422} {
+	for _, st := range []int{400, 404, 406, 410, 413, 415, 422} {
 		cases = append(cases, failureCase{name: "status " + strconv.Itoa(st), start: statusServer(st),
 			class: refusal.Refused, reason: ReasonHTTPStatus})
 	}
+	// A legacy HTTP+SSE endpoint configured as http: its stream is GET
+	// only (405 to the POST, as Starlette's routes answer), or nothing is
+	// routed for POST at /sse (404, as an Express app answers).
+	cases = append(cases,
+		failureCase{name: "status 405: legacy sse", start: statusServer(405), class: refusal.Refused, reason: ReasonLegacySSE},
+		failureCase{name: "legacy sse endpoint, 404 to POST /sse", start: legacySSEServer, class: refusal.Refused, reason: ReasonLegacySSE},
+	)
 	return cases
 }
 
@@ -201,6 +226,11 @@ func TestFailureClasses(t *testing.T) {
 			assert.Equal(t, tc.reason, r.Reason)
 			assert.Equal(t, "s", r.Server)
 			assert.Equal(t, tc.cause, Cause(err), "cause")
+			if tc.reason == ReasonHTTPStatus || tc.reason == ReasonLegacySSE {
+				var se *StatusError
+				require.ErrorAs(t, err, &se)
+				assert.True(t, strings.HasPrefix(r.Detail, strconv.Itoa(se.Status)+" "), "the status is named: %q", r.Detail)
+			}
 			for _, leak := range []string{"path-canary", "query-canary", "body-canary"} {
 				assert.NotContains(t, r.Error(), leak)
 			}

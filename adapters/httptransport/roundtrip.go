@@ -238,6 +238,9 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		// The SDK maps this to ErrSessionMissing.
 	case code >= 400 && code < 500 && isJSON(resp):
 		// A JSON-RPC error body: the SDK surfaces it as a *jsonrpc.Error.
+	case legacySSE(req.Method, code, req.URL.Path):
+		discard(resp)
+		return nil, legacySSEError(code, rt.server, rt.origin)
 	default:
 		discard(resp)
 		return nil, newStatusError(code, rt.server, rt.origin)

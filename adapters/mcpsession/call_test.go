@@ -68,14 +68,17 @@ func TestCall(t *testing.T) {
 				assert.Equal(t, `{}`, content[0].Text)
 			})
 			t.Run("json-rpc error", func(t *testing.T) {
-				_, err := s.Call(ctx, ports.CallRequest{Name: "rpcerror"})
+				_, err := s.Call(ctx, ports.CallRequest{Name: "rpcerror", Arguments: json.RawMessage(`{"key":"` + canary + `","n":12345}`)})
 				re := requireRefusal(t, err, refusal.Protocol, "call_rejected")
-				assert.Equal(t, "invalid params", re.Detail)
+				// The server's own message beside the code's phrase (#25
+				// item 6): escaped, argument values masked, keys kept.
+				assert.Equal(t, `invalid params: bad \x1b[2J{"key":"<redacted>","n":<redacted>}`, re.Detail)
 				assert.Equal(t, "srv", re.Server)
 			})
 			t.Run("unknown tool", func(t *testing.T) {
-				_, err := s.Call(ctx, ports.CallRequest{Name: "nope-" + canary})
-				requireRefusal(t, err, refusal.Protocol, "call_rejected")
+				_, err := s.Call(ctx, ports.CallRequest{Name: "nope", Arguments: json.RawMessage(`{"a":"` + canary + `"}`)})
+				re := requireRefusal(t, err, refusal.Protocol, "call_rejected")
+				assert.Contains(t, re.Detail, "nope", "the server's message says which tool")
 			})
 		})
 	}

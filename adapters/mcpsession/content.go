@@ -106,7 +106,11 @@ func (s *session) GetPrompt(ctx context.Context, r ports.GetPromptRequest) (port
 		return ports.PromptResult{}, re
 	}
 	if err != nil {
-		return ports.PromptResult{}, s.failure(ctx, err, opPrompt)
+		values := make([]string, 0, len(r.Arguments))
+		for _, v := range r.Arguments {
+			values = append(values, v)
+		}
+		return ports.PromptResult{}, s.withServerMessage(s.failure(ctx, err, opPrompt), err, opPrompt, values)
 	}
 	if res.InputRequests != nil {
 		return ports.PromptResult{}, s.refuse(refusal.Protocol, "input_required", "")
@@ -148,7 +152,7 @@ func (s *session) ReadResource(ctx context.Context, r ports.ReadRequest) (ports.
 		return ports.ReadResult{}, re
 	}
 	if err != nil {
-		return ports.ReadResult{}, s.failure(ctx, err, opRead)
+		return ports.ReadResult{}, s.withServerMessage(s.failure(ctx, err, opRead), err, opRead, nil)
 	}
 	if res.InputRequests != nil {
 		return ports.ReadResult{}, s.refuse(refusal.Protocol, "input_required", "")

@@ -25,7 +25,7 @@ func contentPeer(caps map[string]any) *memPeer {
 			var p struct{ Name string }
 			_ = json.Unmarshal(params, &p)
 			if p.Name != "greet" {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + canary}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + p.Name + " (arguments " + string(params) + ")"}
 			}
 			return json.RawMessage(`{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`), nil
 		case "resources/read":
@@ -80,9 +80,10 @@ func TestSessionContent(t *testing.T) {
 	assert.JSONEq(t, `{"type":"text","text":"hi"}`, string(res.Messages[0].Content))
 	assert.JSONEq(t, `{"name":"greet","arguments":{"k":"v"}}`, string(p.lastParams("prompts/get")))
 
-	_, err = sess.GetPrompt(ctx, ports.GetPromptRequest{Name: "nope"})
+	_, err = sess.GetPrompt(ctx, ports.GetPromptRequest{Name: "nope", Arguments: map[string]string{"k": canary}})
 	re := requireReason(t, err, refusal.Protocol, "prompt_rejected")
-	assert.NotContains(t, re.Error(), canary)
+	assert.NotContains(t, re.Error(), canary, "an argument value the server echoed is masked")
+	assert.Contains(t, re.Detail, "invalid params: unknown prompt nope (arguments ", "the server's own message is kept")
 	_, err = sess.GetPrompt(ctx, ports.GetPromptRequest{Name: "greet"})
 	require.NoError(t, err, "the session stays usable after a rejected request")
 

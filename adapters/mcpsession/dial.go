@@ -66,6 +66,14 @@ type Conn struct {
 	// arrives (stdiotransport.Transport.SetInboundFilter and
 	// httptransport.SetInboundFilter filter).
 	InboundFilter func(admit func(method string, call bool) bool)
+	// Mask, when non-nil, returns a server's own error message with every
+	// value the host knows to be the definition's (env and header values,
+	// say) replaced by a marker. It runs before mcpsession's own masking
+	// (argument values, literal credential shapes) and escaping, and only
+	// on the message of a JSON-RPC error reply to a tools/call,
+	// prompts/get or resources/read, which a refusal's Detail keeps. It
+	// must be safe for concurrent use.
+	Mask func(msg string) string
 }
 
 // Dialer admits and constructs the transport for a target. It returns a

@@ -177,8 +177,9 @@ func isClosedErr(err error) bool {
 		errors.Is(err, syscall.ECONNRESET)
 }
 
-// codePhrase is the fixed phrase for a JSON-RPC error code; the server's
-// message is never used.
+// codePhrase is the fixed phrase for a JSON-RPC error code. The server's
+// message is never used here; withServerMessage adds it, masked, escaped
+// and cut, to the refusal of a call, prompt or read.
 func codePhrase(code int64) string {
 	switch code {
 	case jsonrpc.CodeParseError:

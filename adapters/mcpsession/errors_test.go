@@ -108,7 +108,9 @@ func TestClassifyHook(t *testing.T) {
 				return tt.classify(err)
 			}
 			s := connect(t, New(fixedDialer(conn), nil), ports.Signals{})
-			_, err := s.Call(context.Background(), ports.CallRequest{Name: "x"})
+			// memPeer's message names the canary: passed as an argument
+			// value, the server's echo of it is masked.
+			_, err := s.Call(context.Background(), ports.CallRequest{Name: "x", Arguments: json.RawMessage(`{"v":"` + canary + `"}`)})
 			re := requireRefusal(t, err, tt.class, tt.reason)
 			assert.Equal(t, "srv", re.Server)
 			assert.Equal(t, tt.origin, re.Origin)
@@ -160,6 +162,7 @@ func TestNoCanaryInErrors(t *testing.T) {
 	rpcErr := func(method string, _ json.RawMessage) (any, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: -32000, Message: canary, Data: json.RawMessage(`"` + canary + `"`)}
 	}
+	canaryArgs := json.RawMessage(`{"v":"` + canary + `"}`)
 	scenarios := []scenario{
 		{"connection refused at a canary URL", func(t *testing.T) error {
 			d := DialerFunc(func(context.Context, ports.Target) (*Conn, error) {
@@ -168,8 +171,10 @@ func TestNoCanaryInErrors(t *testing.T) {
 			_, err := New(d, nil).Connect(context.Background(), target("srv"), ports.Signals{})
 			return err
 		}},
+		// A call's refusal keeps the server's own message (#25 item 6),
+		// masked: the canary it echoes is the call's argument value.
 		{"initialize error reply", raw(&rawServer{version: "2025-11-25", status: 0, handle: rpcErr}, func(s ports.Session) error {
-			_, err := s.Call(context.Background(), ports.CallRequest{Name: canary})
+			_, err := s.Call(context.Background(), ports.CallRequest{Name: canary, Arguments: canaryArgs})
 			return err
 		})},
 		{"version refused with canary server info", raw(&rawServer{version: "2027-01-01"}, func(ports.Session) error { return nil })},
@@ -183,7 +188,7 @@ func TestNoCanaryInErrors(t *testing.T) {
 			return err
 		})},
 		{"http 404 with json-rpc error body", raw(&rawServer{version: "2025-11-25", status: 404, body: `{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"` + canary + `"}}`}, func(s ports.Session) error {
-			_, err := s.Call(context.Background(), ports.CallRequest{Name: "x"})
+			_, err := s.Call(context.Background(), ports.CallRequest{Name: "x", Arguments: canaryArgs})
 			return err
 		})},
 		{"unknown content type", raw(&rawServer{version: "2025-11-25", handle: func(string, json.RawMessage) (any, *jsonrpc.Error) {

@@ -34,7 +34,14 @@ func TestEverythingContent(t *testing.T) {
 	assert.JSONEq(t, `{"type":"text","text":"What's weather in Oslo?"}`, string(res.Messages[0].Content))
 
 	_, err = sess.GetPrompt(ctx, ports.GetPromptRequest{Name: "no-such-prompt"})
-	requireReason(t, err, refusal.Protocol, "prompt_rejected")
+	re := requireReason(t, err, refusal.Protocol, "prompt_rejected")
+	t.Logf("prompt: %s", re.Detail)
+	assert.Contains(t, re.Detail, "no-such-prompt", "the server's own message is kept (#25 item 6)")
+
+	_, err = sess.ReadResource(ctx, ports.ReadRequest{URI: "demo://nope"})
+	re = requireReason(t, err, refusal.Protocol, "read_rejected")
+	t.Logf("read: %s", re.Detail)
+	assert.Contains(t, re.Detail, "demo://nope", "the server's own message is kept (#25 item 6)")
 
 	rr, err := sess.ReadResource(ctx, ports.ReadRequest{URI: "demo://resource/dynamic/text/1"})
 	require.NoError(t, err)

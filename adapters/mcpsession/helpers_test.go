@@ -85,8 +85,10 @@ func newSDKServer(opts *mcp.ServerOptions) *mcp.Server {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "failed " + canary}}}, nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "rpcerror", InputSchema: objSchema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad " + canary}
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// The message echoes the arguments (values included), as
+			// real servers do; the refusal keeps it with the values masked.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad \x1b[2J" + string(req.Params.Arguments)}
 		})
 	// hang blocks until cancelled, or 2 s at most: a go-sdk server's Close
 	// waits for its handlers, and a session closed before the SDK's

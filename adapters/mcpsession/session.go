@@ -422,7 +422,7 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		if len(r.Arguments) > 0 && !json.Valid(r.Arguments) {
 			return ports.CallResult{}, s.refuseArguments()
 		}
-		return ports.CallResult{}, s.failure(ctx, err, opCall)
+		return ports.CallResult{}, s.withServerMessage(s.failure(ctx, err, opCall), err, opCall, argumentValues(r.Arguments))
 	}
 	if res.NeedsInput() || res.InputRequests != nil {
 		// An "input required" result of a legacy session (whose server

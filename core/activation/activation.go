@@ -267,6 +267,15 @@ func (d *Decider) Decide(ctx context.Context, s Subject) (Decision, error) {
 	return dec, err
 }
 
+// Preview decides as Decide does, with the same rules and errors, but
+// records nothing: for a host that only shows what a decision would be
+// (a listing, a completion, a diagnosis) and connects nothing on it. A
+// host must use Decide before it connects or hands out anything, so that
+// every use stays audited.
+func (d *Decider) Preview(ctx context.Context, s Subject) (Decision, error) {
+	return d.decide(ctx, s)
+}
+
 func (d *Decider) decide(ctx context.Context, s Subject) (Decision, error) {
 	id := IdentityOf(s, ports.WorkspaceFacts{})
 	deny := func(reason string) Decision { return Decision{Reason: reason, Identity: id} }

@@ -3,7 +3,13 @@ package catalog
 import (
 	"strconv"
 	"strings"
+
+	"github.com/mcpward/mcpward/core/textsafe"
 )
+
+// MaxDetailPath is how many bytes of an argument error's JSON pointer its
+// refusal's Detail keeps (ArgumentError.Path keeps it whole).
+const MaxDetailPath = 256
 
 // typeWords are the JSON Schema type names in the order Expected lists
 // them.
@@ -132,4 +138,48 @@ func explanation(expected, got string) string {
 // explain renders "<path>: expected X, got Y".
 func explain(path, expected, got string) string {
 	return path + ": " + explanation(expected, got)
+}
+
+// pathDetail is an argument error's Detail: "<path>: <what>", the path
+// escaped (its names are the server's) and cut to MaxDetailPath bytes;
+// just what when the path is the arguments themselves ("/").
+func pathDetail(path, what string) string {
+	if path == "/" || path == "" {
+		return what
+	}
+	return textsafe.Fit(path, MaxDetailPath, false) + ": " + what
+}
+
+// Bounds of the names an argument error's Detail lists.
+const (
+	// maxDetailName is how many bytes of one name Detail keeps.
+	maxDetailName = textsafe.MinClip
+	// maxDetailNames is how many names Detail lists.
+	maxDetailNames = 8
+)
+
+// detailName is a name the server declared, quoted for Detail: escaped
+// under core/textsafe's rule and cut to maxDetailName bytes.
+func detailName(name string) string {
+	return `"` + textsafe.Fit(name, maxDetailName, false) + `"`
+}
+
+// declaredNames renders "<lead> a, b and c" (at most maxDetailNames
+// names, then "and N more"), or "<lead> none".
+func declaredNames(lead string, names []string) string {
+	if len(names) == 0 {
+		return lead + " none"
+	}
+	var q []string
+	for i, n := range names {
+		if i == maxDetailNames {
+			q = append(q, strconv.Itoa(len(names)-i)+" more")
+			break
+		}
+		q = append(q, detailName(n))
+	}
+	if len(q) == 1 {
+		return lead + " " + q[0]
+	}
+	return lead + " " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -120,6 +120,10 @@
 // # Errors
 //
 // Every failure is a *refusal.Error (invalid arguments come as an
-// *ArgumentError wrapping one). Nothing a server sent — names, descriptions,
-// schema text — is put into an error's text.
+// *ArgumentError wrapping one). Of what a server sent, only names go into
+// an error's Detail, escaped under core/textsafe's rule and cut: the JSON
+// pointer of an argument that broke the schema ("/message: required: …"),
+// the argument a prompt requires, the arguments a prompt or variables a
+// template declares. Descriptions and schema text never do, and neither
+// does an argument's value or a name the caller chose.
 package catalog

@@ -114,12 +114,13 @@ func (p *Prompt) declared(name string) (ports.PromptArgument, bool) {
 func (p *Prompt) Get(ctx context.Context, args map[string]string) (_ ports.PromptResult, err error) {
 	for k := range args {
 		if _, ok := p.declared(k); !ok {
-			return ports.PromptResult{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, "the prompt declares no argument of that name")
+			return ports.PromptResult{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, p.unknownDetail())
 		}
 	}
 	for _, a := range p.args {
 		if _, ok := args[a.Name]; a.Required && !ok {
-			return ports.PromptResult{}, p.srv.refuse(refusal.Config, ReasonMissingArgument, "a required argument has no value")
+			return ports.PromptResult{}, p.srv.refuse(refusal.Config, ReasonMissingArgument,
+				"the required argument "+detailName(a.Name)+" has no value")
 		}
 	}
 	cc, err := p.srv.content()
@@ -184,16 +185,27 @@ func admitPrompt(res ports.PromptResult, limit, binLimit int) (ports.PromptResul
 // kept.
 func (p *Prompt) Complete(ctx context.Context, arg, value string, resolved map[string]string) (ports.Completion, error) {
 	if _, ok := p.declared(arg); !ok {
-		return ports.Completion{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, "the prompt declares no argument of that name")
+		return ports.Completion{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, p.unknownDetail())
 	}
 	for k := range resolved {
 		if _, ok := p.declared(k); !ok {
-			return ports.Completion{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, "the prompt declares no argument of that name")
+			return ports.Completion{}, p.srv.refuse(refusal.Config, ReasonUnknownArgument, p.unknownDetail())
 		}
 	}
 	return p.srv.complete(ctx, ports.CompleteRequest{
 		Ref: ports.CompletionRef{Type: ports.CompletionRefPrompt, Name: p.name}, Argument: arg, Value: value, Context: resolved,
 	})
+}
+
+// unknownDetail is the Detail of an argument the prompt does not declare:
+// it names the ones it does (the server's names), never the one given
+// (a name the caller chose is not echoed, as for a tool's arguments).
+func (p *Prompt) unknownDetail() string {
+	names := make([]string, len(p.args))
+	for i, a := range p.args {
+		names[i] = a.Name
+	}
+	return "the prompt declares no argument of that name; " + declaredNames("it declares", names)
 }
 
 // complete makes a completion request and bounds its values.

@@ -100,7 +100,7 @@ func (t *ResourceTemplate) MIMEType() string { return t.mime }
 func (t *ResourceTemplate) Expand(vars map[string]string) (string, error) {
 	for k := range vars {
 		if !t.hasVar(k) {
-			return "", t.srv.refuse(refusal.Config, ReasonUnknownArgument, "the template has no variable of that name")
+			return "", t.srv.refuse(refusal.Config, ReasonUnknownArgument, t.unknownDetail())
 		}
 	}
 	u, reason := t.tpl.ExpandSameOrigin(vars)
@@ -132,6 +132,12 @@ func (t *ResourceTemplate) Read(ctx context.Context, vars map[string]string) (po
 	return t.srv.read(ctx, u)
 }
 
+// unknownDetail is the Detail of a variable the template does not have:
+// it names the ones it has, never the one given.
+func (t *ResourceTemplate) unknownDetail() string {
+	return "the template has no variable of that name; " + declaredNames("it has", t.tpl.Vars())
+}
+
 // Complete asks the server for completions of the template variable v
 // from value, with the values of other variables in resolved. A variable
 // the template does not have is refused, Class Config,
@@ -139,11 +145,11 @@ func (t *ResourceTemplate) Read(ctx context.Context, vars map[string]string) (po
 // Prompt.Complete's.
 func (t *ResourceTemplate) Complete(ctx context.Context, v, value string, resolved map[string]string) (ports.Completion, error) {
 	if !t.hasVar(v) {
-		return ports.Completion{}, t.srv.refuse(refusal.Config, ReasonUnknownArgument, "the template has no variable of that name")
+		return ports.Completion{}, t.srv.refuse(refusal.Config, ReasonUnknownArgument, t.unknownDetail())
 	}
 	for k := range resolved {
 		if !t.hasVar(k) {
-			return ports.Completion{}, t.srv.refuse(refusal.Config, ReasonUnknownArgument, "the template has no variable of that name")
+			return ports.Completion{}, t.srv.refuse(refusal.Config, ReasonUnknownArgument, t.unknownDetail())
 		}
 	}
 	return t.srv.complete(ctx, ports.CompleteRequest{

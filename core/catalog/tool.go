@@ -163,9 +163,12 @@ type ArgumentError struct {
 	err *refusal.Error
 }
 
-// Error returns the refusal's text, with the rule and what was expected
-// as its detail ("type: expected number, got string"); it leaves out Path,
-// whose property names come from the server.
+// Error returns the refusal's text, whose Detail is the path, the rule
+// and what was expected ("/a: type: expected number, got string"; no path
+// for the arguments themselves). The path's property names are the
+// server's: in Detail they are escaped under core/textsafe's rule and cut
+// to MaxDetailPath bytes, so the text is safe to print and log as is. It
+// never holds an argument value or a name the arguments chose.
 func (e *ArgumentError) Error() string { return e.err.Error() }
 
 // Explain returns "<Path>: expected <Expected>, got <Got>" (", got" only
@@ -237,7 +240,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 	if f != nil {
 		want, got := f.expectation()
 		return ports.ToolResult{}, &ArgumentError{Path: f.path(), Rule: f.rule, Expected: want, Got: got, err: &refusal.Error{
-			Class: refusal.Config, Reason: ReasonInvalidArguments, Server: t.srv.id, Detail: f.rule + ": " + explanation(want, got),
+			Class: refusal.Config, Reason: ReasonInvalidArguments, Server: t.srv.id, Detail: pathDetail(f.path(), f.rule+": "+explanation(want, got)),
 		}}
 	}
 	if t.srv.caller == nil {

@@ -108,7 +108,15 @@ func TestValidate(t *testing.T) {
 				assert.Equal(t, ReasonInvalidArguments, refusal.ReasonOf(err))
 				assert.True(t, errors.Is(err, refusal.New(refusal.Config, ReasonInvalidArguments, "")))
 				assert.NotContains(t, err.Error(), "secret-name")
-				assert.NotContains(t, err.Error(), "nested", "the path (server names) stays out of the text")
+				// The path (the server's names) leads the detail, so every
+				// surface that prints the refusal says where (#25 item 6).
+				var re *refusal.Error
+				require.ErrorAs(t, err, &re)
+				if tt.path == "/" {
+					assert.True(t, strings.HasPrefix(re.Detail, tt.rule+": "), re.Detail)
+				} else {
+					assert.True(t, strings.HasPrefix(re.Detail, tt.path+": "+tt.rule+": "), re.Detail)
+				}
 			}
 			if tt.path != "" {
 				assert.Empty(t, c.requests(), "an invalid call left the process")
@@ -312,4 +320,23 @@ func FuzzValidJSON(f *testing.F) {
 			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, got, want)
 		}
 	})
+}
+
+// TestArgumentDetailPathIsSafe: a property name the server chose reaches
+// Detail escaped under core/textsafe's rule and cut, never raw; no
+// argument value is ever part of it.
+func TestArgumentDetailPathIsSafe(t *testing.T) {
+	long := strings.Repeat("p", 400)
+	name := `a\u001b]52;c;x\u0007b`
+	schema := `{"type":"object","properties":{"` + name + `":{"type":"object","properties":{"` + long + `":{"type":"integer"}}}},"required":["` + name + `"]}`
+	tool := oneTool(t, schema, &fakeCaller{res: okResult}, nil)
+	for _, args := range []string{`{}`, `{"` + name + `":{"` + long + `":"value-secret-42"}}`} {
+		_, err := tool.Call(context.Background(), json.RawMessage(args))
+		var re *refusal.Error
+		require.ErrorAs(t, err, &re, args)
+		assert.True(t, strings.HasPrefix(re.Detail, `/a\x1b]52;c;x\x07b`), re.Detail)
+		assert.NotContains(t, re.Detail, "value-secret-42")
+		assert.Equal(t, -1, strings.IndexFunc(re.Detail, func(r rune) bool { return r < 0x20 || r == 0x7f }), "no control character: %q", re.Detail)
+		assert.LessOrEqual(t, len(re.Detail), MaxDetailPath+80)
+	}
 }

@@ -87,8 +87,12 @@ type Error struct {
 	// Origin is "scheme://host:port" of the peer, or "" when none applies.
 	// It is never a path, query, userinfo or command.
 	Origin string
-	// Detail is an optional, secret-free, fixed phrase chosen by mcpward
-	// code (never text received from a peer, a process or a host value).
+	// Detail is an optional, secret-free phrase chosen by mcpward code. It
+	// may name what the user or model needs to act on — a property path or
+	// argument name a server declared, a server's own error message — but
+	// only escaped under core/textsafe's rule and cut to a bound, and never
+	// a host value (a secret, header, env value, argv element), an
+	// argument's value or raw stderr text.
 	Detail string
 }
 

@@ -338,6 +338,20 @@ func TestConnectTimeout(t *testing.T) {
 		f.clock.Advance(time.Hour)
 		require.NoError(t, recv(t, done))
 	})
+	t.Run("a silent stdio server is one attempt", func(t *testing.T) {
+		// A process that started but never answers initialize: starting it
+		// again would be as silent (#25 item 7).
+		sc := script("1")
+		sc.OnConnect = func(ctx context.Context, _ ports.Target) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		f := newFixture(t, sc, ports.TransportStdio, &Options{ConnectTimeout: 20 * time.Millisecond, MaxAttempts: 3})
+		re := requireRefusal(t, recv(t, f.connectAsync(context.Background())), refusal.Protocol, ReasonConnectTimeout)
+		assert.Contains(t, re.Detail, "never answered initialize")
+		assert.Equal(t, 1, f.conn.Calls("Connect"))
+		assert.Equal(t, Failed, f.srv.Status().State)
+	})
 	t.Run("connector's refusal is kept", func(t *testing.T) {
 		sc := script("1")
 		sc.OnConnect = func(ctx context.Context, _ ports.Target) error {

@@ -36,7 +36,10 @@
 //   - An attempt that outlives Options.ConnectTimeout (default 30 s) fails
 //     with Class Transient, Reason "connect_timeout", and is retried under
 //     the backoff like any Transient failure (unless the connector
-//     returned a *refusal.Error of another class, which is kept).
+//     returned a *refusal.Error of another class, which is kept). A stdio
+//     server whose handshake outlives it — the process runs but never
+//     answers initialize — fails with Class Protocol, the same Reason, and
+//     is not retried: the same program started again would be as silent.
 //   - A call that outlives its call timeouts fails with Class Transient,
 //     Reason "call_timeout", and is never replayed (see Calls).
 //   - A panic recovered at the server's boundary is Class Internal, Reason

@@ -59,7 +59,9 @@ type Options struct {
 	// ConnectTimeout bounds one attempt: Connector.Connect plus the first
 	// discovery; 0 means DefaultConnectTimeout, NoTimeout none. An attempt
 	// that outlives it fails with Class Transient, Reason
-	// "connect_timeout", retried like any Transient failure.
+	// "connect_timeout", retried like any Transient failure — except a
+	// stdio server's handshake (a process that never answers initialize),
+	// which fails with Class Protocol at once.
 	ConnectTimeout time.Duration
 	// CallTimeout is how long a call may go without a progress
 	// notification from the server for that call: each one restarts the
@@ -509,7 +511,7 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 			_ = sess.Close()
 			sess = nil
 		}
-		return nil, nil, nil, s.attemptErr(ctx, actx, cerr)
+		return nil, nil, nil, s.silentStdio(s.attemptErr(ctx, actx, cerr))
 	}
 	if sess == nil {
 		return nil, nil, nil, s.newErr(refusal.Internal, ReasonNoSession)
@@ -568,6 +570,22 @@ func (s *Server) attemptErr(ctx, actx context.Context, err error) *refusal.Error
 		e.Detail = "the connect attempt outlived the connect timeout"
 	}
 	return e
+}
+
+// silentStdio turns the connect timeout of a stdio server's handshake —
+// a process that started but never answered initialize — into Class
+// Protocol (Reason still ReasonConnectTimeout): starting the same program
+// again with the same input would be as silent, so it is one attempt, not
+// MaxAttempts of a whole connect timeout each. Any other error is
+// returned as it is.
+func (s *Server) silentStdio(e *refusal.Error) *refusal.Error {
+	if e.Reason != ReasonConnectTimeout || e.Class != refusal.Transient || s.target.Kind != ports.TransportStdio {
+		return e
+	}
+	c := *e
+	c.Class = refusal.Protocol
+	c.Detail = "the stdio server never answered initialize within the connect timeout (not retried)"
+	return &c
 }
 
 // sameIdentity reports whether two sessions are the same server for the

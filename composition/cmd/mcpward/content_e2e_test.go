@@ -69,7 +69,14 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 				assert.Equal(t, 1, r.code, r.stderr)
 				assert.Contains(t, r.stderr, bad.reason)
 				assert.NotContains(t, r.stderr, "country", "an argument name typed is not echoed")
+				assert.NotContains(t, r.stderr, "Oslo", "an argument value is not echoed")
 			}
+			// The refusal names the argument (#25 item 6).
+			r = w.run(t, "prompt", server, "args-prompt", "--args", `{"state":"x"}`, "--json")
+			assert.Equal(t, 1, r.code, r.stderr)
+			assert.Contains(t, r.stdout, `"detail": "the required argument \"city\" has no value"`)
+			r = w.run(t, "prompt", server, "args-prompt", "--args", `{"city":"Oslo","country":"NO"}`)
+			assert.Contains(t, r.stderr, `it declares "city" and "state"`)
 			r = w.run(t, "prompt", server, "no-such-prompt")
 			assert.Equal(t, 1, r.code)
 			assert.Contains(t, r.stderr, "unknown_prompt")
@@ -134,6 +141,11 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 			r = w.run(t, "read", server, "demo://no-such-resource")
 			assert.Equal(t, 1, r.code)
 			assert.Contains(t, r.stderr, "read_rejected")
+			// The server's own message is kept beside the reason (#25 item 6).
+			assert.Contains(t, r.stderr, "Resource demo://no-such-resource not found")
+			r = w.run(t, "read", server, "demo://no-such-resource", "--json")
+			assert.Equal(t, 1, r.code)
+			assert.Contains(t, r.stdout, "Resource demo://no-such-resource not found")
 			r = w.run(t, "read", server, "relative")
 			assert.Equal(t, 1, r.code)
 			assert.Contains(t, r.stderr, "invalid_uri")

@@ -42,7 +42,10 @@ func TestCLIEdit(t *testing.T) {
 		{"add_secret_local", []string{"add", "leak", "-e", "API_KEY=cnry-env-literal", "--", "leak-mcp"}, 1},
 		{"add_secret_allowed", []string{"add", "--allow-literal-secret", "leak", "-e", "API_KEY=cnry-env-literal", "--", "leak-mcp", "--token", "cnry-arg-literal"}, 0},
 		{"add_secret_allowed_json", []string{"add", "--allow-literal-secret", "--scope", "user", "--json", "--transport", "http", "-H", "Authorization: Bearer cnry-header-literal", "leak2", "https://leak2.example.com/mcp"}, 0},
-		{"add_allow_project", []string{"add", "--allow-literal-secret", "--scope", "project", "leak", "--", "leak-mcp"}, 2},
+		// The project scope's override writes it, with a warning that a
+		// commit shares it (#25 item 9).
+		{"add_allow_project", []string{"add", "--allow-literal-secret", "--scope", "project", "committed", "-e", "API_KEY=shared-literal-value", "--", "leak-mcp"}, 0},
+		{"add_plain_values", []string{"add", "plain", "-e", "TOKEN_ENDPOINT=https://auth.example.com/token", "-e", "PASSWORD_MIN_LENGTH=12", "--", "plain-mcp", "--token-file", "/run/secrets/t"}, 0},
 		{"add_bad_env", []string{"add", "leak", "-e", "cnry-no-equals", "--", "leak-mcp"}, 2},
 		{"add_sse", []string{"add", "--transport", "sse", "old", "https://old.example.com/sse"}, 2},
 		{"add_json", []string{"add-json", "--scope", "user", "files", `{"command": "files-mcp", "args": ["--read-only"], "env": {"ROOT": "/data"}}`}, 0},
@@ -60,7 +63,12 @@ func TestCLIEdit(t *testing.T) {
 		{"remove", []string{"remove", "weather"}, 0},
 		{"remove_json", []string{"remove", "--scope", "project", "--json", "n2"}, 0},
 		{"remove_again", []string{"remove", "weather"}, 1},
-		{"remove_other_scope", []string{"remove", "files"}, 1},
+		{"remove_other_scope", []string{"remove", "--scope", "local", "files"}, 1},
+		// Without --scope, remove finds the one scope that defines the
+		// name (#25 item 8); two scopes are named, nothing removed.
+		{"remove_finds_scope", []string{"remove", "files"}, 0},
+		{"add_json_user_w2", []string{"add-json", "--scope", "user", "w2", `{"command": "w2-mcp"}`}, 0},
+		{"remove_ambiguous", []string{"remove", "w2"}, 1},
 		{"remove_nowhere", []string{"remove", "--scope", "user", "ghost"}, 1},
 		{"add_foreign_file", []string{"--user", "$ROOT/home/.claude.json", "add", "--scope", "user", "x", "--", "x-mcp"}, 1},
 	}

@@ -203,8 +203,10 @@ func TestHostileConnectFailures(t *testing.T) {
 		{mode: "crash-secrets", line: `h: failed \(config server_exited\): exit status 3 — program \S+/hostile`,
 			call: `mcpward: config: server_exited \(server "h"\)`, spawns: 1},
 		{mode: "no-init", args: []string{"--connect-timeout", "300ms"},
-			line: `h: failed \(transient connect_timeout\): program \S+/hostile`,
-			call: `mcpward: transient: connect_timeout \(server "h"\)`, spawns: 3},
+			// One attempt (#25 item 7): a process that never answers
+			// initialize would not answer the next time either.
+			line: `h: failed \(protocol connect_timeout\): program \S+/hostile`,
+			call: `mcpward: protocol: connect_timeout \(server "h"\)`, spawns: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -214,8 +216,11 @@ func TestHostileConnectFailures(t *testing.T) {
 			assert.Equal(t, 1, r.code, r.stderr)
 			assert.Regexp(t, `(?m)^`+tt.line+`$`, r.stdout)
 			assert.Equal(t, tt.spawns, h.spawns(t), "spawned by tools")
+			// The failure points to its explanation (#25 item 7).
+			assert.Contains(t, r.stderr, "mcpward: hint: \"mcpward doctor h\" shows its stderr (or run again with --server-stderr)\n")
 			if tt.mode == "no-init" {
-				assert.Regexp(t, `h: failed \(transient connect_timeout\): timed out after 0\.[3-9]s \(--connect-timeout 300ms\)`, r.stderr)
+				assert.Regexp(t, `h: failed \(protocol connect_timeout\): timed out after 0\.[3-9]s \(--connect-timeout 300ms\)`, r.stderr)
+				assert.NotContains(t, r.stderr, "retrying")
 			}
 
 			r = h.run(t, append([]string{"call", "h", "ok"}, tt.args...)...)
@@ -225,6 +230,7 @@ func TestHostileConnectFailures(t *testing.T) {
 			assert.Regexp(t, `(?m)^mcpward: .*h: `+strings.TrimPrefix(tt.line[strings.Index(tt.line, `\): `)+4:], "")+`$`, r.stderr, "the detail follows the error")
 			assert.Empty(t, r.stdout)
 			assert.Equal(t, 2*tt.spawns, h.spawns(t), "spawned by call")
+			assert.Contains(t, r.stderr, "mcpward: hint: \"mcpward doctor h\" shows its stderr (or run again with --server-stderr)\n")
 
 			r = h.run(t, append([]string{"tools", "--json"}, tt.args...)...)
 			var servers []view.ServerTools
@@ -245,6 +251,7 @@ func TestHostileExitBeforeInitStderr(t *testing.T) {
 		r := h.run(t, args...)
 		assert.Equal(t, 1, r.code)
 		assert.Contains(t, r.stderr, block)
+		assert.NotContains(t, r.stderr, "hint:", "the stderr is shown: no pointer to it")
 	}
 	r := h.run(t, "tools")
 	assert.NotContains(t, r.stderr, "fatal:", "only on request")

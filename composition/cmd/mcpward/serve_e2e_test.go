@@ -142,6 +142,7 @@ func TestServeStdio(t *testing.T) {
 	bad := call(t, cs, "mcp__ex__echo", map[string]any{"text": 42})
 	assert.True(t, bad.IsError, "arguments are validated before anything is sent")
 	assert.Contains(t, text(bad), "invalid_arguments")
+	assert.Contains(t, text(bad), "/text: type: expected string, got number", "the pointer reaches serve's client (#25 item 6)")
 
 	for len(changed) > 0 {
 		<-changed

@@ -392,10 +392,11 @@ func TestEverything(t *testing.T) {
 				r = w.run(t, append(p, "call", server, "echo", "--args", `{"message":42}`)...)
 				assert.Equal(t, 1, r.code)
 				assert.Contains(t, r.stderr, "invalid_arguments")
-				assert.Contains(t, r.stderr, "/message: expected string, got number")
+				assert.Contains(t, r.stderr, "/message: type: expected string, got number", "the pointer is in the refusal's detail (#25 item 6)")
 
 				// Typed results: titles and hints listed, an image as a
-				// placeholder, structured content as JSON after the text.
+				// placeholder, structured content as JSON after the text
+				// only when the text does not hold it already.
 				r = w.run(t, append(p, "tools", server)...)
 				require.Equal(t, 0, r.code, r.stderr)
 				assert.Contains(t, r.stdout,
@@ -405,7 +406,9 @@ func TestEverything(t *testing.T) {
 				assert.Regexp(t, `^Here's the image you requested:\n  \[image image/png, [1-9][0-9]* bytes\]\n  The image above is the MCP logo\.\n$`, r.stdout)
 				r = w.run(t, append(p, "call", server, "get-structured-content", "--args", `{"location":"Chicago"}`)...)
 				require.Equal(t, 0, r.code, r.stderr)
-				assert.Contains(t, r.stdout, "\n  [structured content]\n  {\n    \"conditions\": \"Light rain / drizzle\",")
+				// The text block holds the same JSON: the structured
+				// content is not printed again (#25 item 8).
+				assert.Equal(t, `{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}`+"\n", r.stdout)
 				r = w.run(t, append(p, "call", server, "get-structured-content", "--args", `{"location":"Chicago"}`, "--json")...)
 				require.Equal(t, 0, r.code, r.stderr)
 				c := view.Call{}

@@ -193,9 +193,14 @@ func (a *App) Close() {
 // not absent.
 func (a *App) LibrarySources() []definition.Source { return librarySources(a.Sources) }
 
-// Evaluate runs the whole flow over the sources. The Host must be built.
+// Evaluate runs the whole flow over the sources for display, recording
+// nothing (composition.Host.Preview): list, show, get, doctor and the
+// shell completion only show what would be decided, so they write no
+// audit record; what connects (tools, call, serve, doctor NAME) decides
+// again through its Fleet, and that decision is audited. The Host must be
+// built.
 func (a *App) Evaluate(ctx context.Context) composition.Evaluation {
-	return a.Host.Evaluate(ctx, a.LibrarySources())
+	return a.Host.Preview(ctx, a.LibrarySources())
 }
 
 // SignInState is the sign-in state word of r when it is an OAuth server

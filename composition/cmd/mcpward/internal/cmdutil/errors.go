@@ -46,6 +46,9 @@ func IsUsage(err error) bool {
 type NotedError struct {
 	Err  error
 	Note string
+	// Hint, when set, is printed on a line of its own after Note
+	// ("mcpward: hint: …"): the one command that explains the failure.
+	Hint string
 }
 
 // Error returns Err's text.

@@ -312,7 +312,7 @@ func TestFindLiteralSecrets(t *testing.T) {
 				var se *SecretError
 				require.ErrorAs(t, err, &se)
 				assert.NotContains(t, err.Error()+se.Fix(), "cnry")
-				assert.NotContains(t, se.Fix(), "--allow-literal-secret", "never offered for the project file")
+				assert.Contains(t, se.Fix(), "--allow-literal-secret writes it anyway, and the next commit shares it", "the project file's override says what it costs")
 				se = RefuseLiteralSecrets("s", ScopeLocal, got).(*SecretError)
 				assert.Contains(t, se.Fix(), "--allow-literal-secret")
 			}

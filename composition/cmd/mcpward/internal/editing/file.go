@@ -39,8 +39,9 @@ const (
 	// ReasonEntryInvalid: the entry would not decode, or would decode
 	// refused; Detail names the problem word and field.
 	ReasonEntryInvalid = "entry_invalid"
-	// ReasonLiteralSecret: a literal credential headed for the project
-	// file (or for any file without --allow-literal-secret).
+	// ReasonLiteralSecret: a literal credential headed for a file
+	// without --allow-literal-secret (for the project file, that flag
+	// writes it with a warning that a commit shares it).
 	ReasonLiteralSecret = "literal_secret"
 	// ReasonWriteFailed: the file could not be written; the original is
 	// unchanged.

@@ -58,7 +58,7 @@ func Add(ctx context.Context, t Target, name string, entry *Node, allowLiteral b
 		return Noted(err, "correct the entry: \"mcpward help add-json\" lists the fields of an entry")
 	}
 	found := FindLiteralSecrets(def)
-	if len(found) > 0 && (!allowLiteral || t.Scope == ScopeProject) {
+	if len(found) > 0 && !allowLiteral {
 		se := RefuseLiteralSecrets(name, t.Scope, found).(*SecretError)
 		return Noted(se, se.Fix())
 	}
@@ -98,6 +98,9 @@ func report(ctx context.Context, t Target, action, name, path string, proj *defi
 	}
 	for _, l := range found {
 		fmt.Fprintf(w, "warning: %s holds a literal credential (kept with --allow-literal-secret; %s would keep it out of the file)\n", termsafe.Line(l.Field), termsafe.Line(l.Use))
+	}
+	if len(found) > 0 && t.Scope == ScopeProject {
+		fmt.Fprintln(w, "warning: the project file is shared: the next commit of it gives these credentials to everyone who clones the project")
 	}
 	if result != nil {
 		WriteState(w, *result, t.Scope)

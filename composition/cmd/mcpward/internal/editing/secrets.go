@@ -1,6 +1,7 @@
 package editing
 
 import (
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -36,6 +37,49 @@ func literal(v string) bool {
 	return strings.IndexFunc(rest, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
+// headerNameRE matches an HTTP header name written as one: words of
+// letters, capitalized, joined by "-" ("X-Api-Key"). plainValue takes
+// only X- names and the standard credential headers' names: a passphrase
+// of capitalized words must stay a secret.
+var headerNameRE = regexp.MustCompile(`^[A-Z][a-z]*(-[A-Z][A-Za-z]*)*$`)
+
+// maxPlainNumber is the longest number plainValue takes for a setting
+// (a length, a port, a count); a longer run of digits may be a PIN or a
+// numeric key.
+const maxPlainNumber = 8
+
+// plainValue reports whether v, found under a credential-shaped name, is
+// by its value no credential: a URL without userinfo or credential-shaped
+// query (TOKEN_ENDPOINT=https://…), a short number (PASSWORD_MIN_LENGTH=12),
+// a path (--token-file /run/secrets/t: the safe practice), a boolean, or a
+// header name (AUTH_HEADER=X-Api-Key, an X- name or a standard one). Anything core/secret's shape tests
+// flag is never plain.
+func plainValue(v string) bool {
+	if v == "" || secret.MaskLiterals(v) != v || strings.ContainsAny(v, " \t\n") {
+		return false
+	}
+	if len(v) <= maxPlainNumber {
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return true
+		}
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off":
+		return true
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~/") {
+		return true
+	}
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" && u.User == nil && (u.Scheme == "https" || u.Scheme == "http") {
+		return true
+	}
+	switch v {
+	case "Authorization", "Proxy-Authorization", "Cookie":
+		return true
+	}
+	return strings.HasPrefix(v, "X-") && headerNameRE.MatchString(v)
+}
+
 // varName turns a key or flag name into an environment variable name:
 // upper case, every other byte "_".
 func varName(s string) string {
@@ -60,9 +104,11 @@ func varName(s string) string {
 }
 
 // FindLiteralSecrets returns the literal credentials of d, sorted by
-// field: an env value under a credential-shaped key, a header value under
+// field: an env value under a credential-shaped key (unless the value is
+// plainly none: see plainValue), a header value under
 // a credential-shaped header name (after an Authorization scheme word
-// such as "Bearer "), an argument after a credential-shaped flag, and
+// such as "Bearer "), an argument after a credential-shaped flag (unless
+// plainValue), and
 // any value in which core/secret's shape tests find a credential (a
 // --token=VALUE argument, a ?token= query, a URL password, a known token
 // prefix). A value that is only ${VAR} references is never one.
@@ -71,7 +117,7 @@ func FindLiteralSecrets(d *definition.Definition) []LiteralSecret {
 	server := varName(d.Name)
 	flagged := func(v string) bool { return literal(v) && secret.MaskLiterals(v) != v }
 	for k, v := range d.Env {
-		if literal(v) && (secret.IsCredentialName(k) || flagged(v)) {
+		if literal(v) && (secret.IsCredentialName(k) && !plainValue(v) || flagged(v)) {
 			out = append(out, LiteralSecret{Field: "env." + k, Use: "${" + varName(k) + "}"})
 		}
 	}
@@ -87,7 +133,7 @@ func FindLiteralSecrets(d *definition.Definition) []LiteralSecret {
 	for i, a := range d.Args {
 		field := "args[" + strconv.Itoa(i) + "]"
 		switch {
-		case i > 0 && secret.IsCredentialFlag(d.Args[i-1]) && literal(a):
+		case i > 0 && secret.IsCredentialFlag(d.Args[i-1]) && literal(a) && !plainValue(a):
 			out = append(out, LiteralSecret{Field: field, Use: "${" + varName(d.Args[i-1]) + "}"})
 		case flagged(a):
 			use := "${" + server + "_TOKEN}"
@@ -112,8 +158,7 @@ func FindLiteralSecrets(d *definition.Definition) []LiteralSecret {
 }
 
 // RefuseLiteralSecrets returns the ReasonLiteralSecret refusal for found
-// (nil when found is empty). allowHint says whether
-// --allow-literal-secret may be suggested (not for the project scope).
+// (nil when found is empty).
 func RefuseLiteralSecrets(name string, s Scope, found []LiteralSecret) error {
 	if len(found) == 0 {
 		return nil
@@ -152,6 +197,8 @@ func (e *SecretError) Fix() string {
 	fix := "write a reference instead (" + strings.Join(uses, "; ") + ") and set the variable in your environment"
 	if e.Scope != ScopeProject {
 		fix += ", or add --allow-literal-secret to keep the value in this private file"
+	} else {
+		fix += " (--allow-literal-secret writes it anyway, and the next commit shares it)"
 	}
 	return fix
 }

@@ -28,10 +28,11 @@ func ServerErr(r composition.ServerResult) error {
 	case composition.StateFailed:
 		var err error = &refusal.Error{Class: r.Class, Reason: r.Reason, Server: r.Name, Detail: "the server could not be connected"}
 		err = &view.FailedServer{Err: err, Detail: r.Detail}
+		var note string
 		if why := view.FailureText(r.Detail); why != "" {
-			return &cmdutil.NotedError{Err: err, Note: r.Name + ": " + why}
+			note = r.Name + ": " + why
 		}
-		return err
+		return &cmdutil.NotedError{Err: err, Note: note, Hint: view.DoctorHint(r.Name, r.Reason, r.Detail)}
 	case composition.StateUnknown:
 		return refusal.New(refusal.Config, composition.ReasonUnknownServer, r.Name)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/iostreams"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/progress"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 	"github.com/mcpward/mcpward/core/catalog"
 )
 
@@ -74,6 +75,11 @@ func List[T any](ctx context.Context, opts *ListOptions, toJSON func(composition
 		fmt.Fprintln(opts.IO.Out, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
 	}
 	if failed {
+		for _, r := range rs {
+			if r.State == composition.StateFailed {
+				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Reason, r.Detail))
+			}
+		}
 		return cmdutil.ErrSilent
 	}
 	return nil

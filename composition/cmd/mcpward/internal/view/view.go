@@ -692,6 +692,8 @@ func Hint(name, reason string) string {
 		return `; the server moved to another authorization server, so its sign-in was deleted: sign in again with "mcpward login ` + termsafe.Line(name) + `"`
 	case oauth.ReasonProofKeyMissing, oauth.ReasonClientSecretExpired, oauth.ReasonWorkloadTokenExpired:
 		return `; sign in again with "mcpward login ` + termsafe.Line(name) + `"`
+	case httptransport.ReasonLegacySSE:
+		return "; the URL is a legacy SSE endpoint: use the server's Streamable HTTP URL (often /mcp)"
 	}
 	return ""
 }
@@ -707,6 +709,23 @@ func SignInAgain(reason string) bool {
 	return false
 }
 
+// DoctorHint is the one line that points a failed server to its
+// explanation: for a stdio server (d names its program), that
+// "mcpward doctor NAME" shows its stderr, where a server says why it
+// exited (an npm 404, a missing API key); for any other, that doctor
+// diagnoses it; for a legacy SSE endpoint, what URL to use instead. It
+// holds no secret: the name and fixed words only.
+func DoctorHint(name, reason string, d composition.FailureDetail) string {
+	if reason == httptransport.ReasonLegacySSE {
+		return "the URL is a legacy SSE endpoint, which mcpward does not speak: use the server's Streamable HTTP URL (often /mcp)"
+	}
+	cmd := `"mcpward doctor ` + termsafe.Line(name) + `"`
+	if d.Program != "" {
+		return cmd + " shows its stderr (or run again with --server-stderr)"
+	}
+	return cmd + " diagnoses it"
+}
+
 // Elapsed shows a duration for people: tenths of a second below a minute
 // ("0.4s", "30.1s"), whole seconds above ("1m5s").
 func Elapsed(d time.Duration) string {
@@ -719,7 +738,8 @@ func Elapsed(d time.Duration) string {
 // FailureText is a failed server's FailureDetail in words, for the text
 // output next to its class and reason: the exit status, the program, the
 // endpoint with the network cause, joined by " — " ("exit status 3 —
-// program npx", "127.0.0.1:9 (refused)"); "" when d is empty. It is made
+// program npx", "127.0.0.1:9 (refused)", "127.0.0.1:8080 (HTTP 405)");
+// "" when d is empty. It is made
 // safe for a terminal.
 func FailureText(d composition.FailureDetail) string {
 	var parts []string
@@ -730,6 +750,8 @@ func FailureText(d composition.FailureDetail) string {
 		parts = append(parts, "program "+d.Program)
 	}
 	switch {
+	case d.Endpoint != "" && d.Status != 0:
+		parts = append(parts, d.Endpoint+" (HTTP "+strconv.Itoa(d.Status)+")")
 	case d.Endpoint != "" && d.Cause != "":
 		parts = append(parts, HostBothWays(d.Endpoint)+" ("+d.Cause+")")
 	case d.Endpoint != "":

@@ -85,7 +85,8 @@ a header value under a credential-shaped header (Authorization, X-Api-Key,
 ...), an argument after a credential-shaped flag (--api-key VALUE), and
 any value shaped like a credential (--token=VALUE, ?token=, a URL
 password, a known token prefix). --allow-literal-secret keeps it anyway in
-the private local or user file, never in the shared project file.
+the private local or user file; in the shared project file too, with a
+warning that the next commit gives it to everyone who clones the project.
 
 The entry is then shown redacted (env and header keys only, never their
 values), with how the whole configuration now resolves NAME.
@@ -124,16 +125,13 @@ is then unchanged).`,
 	fl.StringArrayVarP(&envs, "env", "e", nil, "`KEY=VALUE` in the server's environment (stdio); repeatable")
 	fl.StringVar(&opts.Cwd, "cwd", "", "`DIR` the server runs in (stdio)")
 	fl.StringArrayVarP(&headers, "header", "H", nil, "`\"Name: value\"` header sent to the server (http); repeatable")
-	fl.BoolVar(&opts.AllowLiteralSecret, "allow-literal-secret", false, "keep a literal credential in the local or user file")
+	fl.BoolVar(&opts.AllowLiteralSecret, "allow-literal-secret", false, "keep a literal credential in the file (in the project file too, which is committed: a warning says so)")
 	return cmd
 }
 
 // parse checks the flags together and splits the pairs. Its errors never
 // hold a value given.
 func (o *Options) parse(cmd *cobra.Command, rest, envs, headers []string) error {
-	if o.AllowLiteralSecret && o.Scope == editing.ScopeProject {
-		return cmdutil.FlagErrorf("--allow-literal-secret is for the local and user scopes only: the project file is shared; write a ${VAR} reference instead")
-	}
 	switch o.Transport {
 	case "stdio":
 		if len(headers) > 0 {

@@ -48,7 +48,6 @@ func TestNewCmdAddUsage(t *testing.T) {
 		{"--transport", "http", "-H", "cnry", "n", "https://x"},
 		{"--transport", "ftp", "n", "https://x"},
 		{"--scope", "global", "w", "--", "x"},
-		{"--scope", "project", "--allow-literal-secret", "w", "--", "x"},
 	} {
 		run := cmdtest.NewWorld(t, nil).Factory(t)
 		err := cmdtest.Execute(run.F, add.NewCmdAdd(run.F, func(context.Context, *add.Options) error { return nil }), args...)

@@ -49,7 +49,8 @@ clientSecret, a headersHelper string) is refused, naming the field. Its
 keys are written in the order given.
 
 The file is rewritten as add does, and literal credentials are refused
-the same way (--allow-literal-secret for the local and user files only).
+the same way (--allow-literal-secret keeps them, with a warning for the
+project file, which is shared).
 
 With --json: the output of "mcpward add --json".`,
 		Example: `  $ mcpward add-json weather '{"command":"npx","args":["-y","weather-mcp"],"env":{"WEATHER_API_KEY":"${WEATHER_API_KEY}"}}'
@@ -58,9 +59,6 @@ With --json: the output of "mcpward add --json".`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON, opts.Globals = f.Globals.JSON, f.Globals.Options
 			opts.Name, opts.Entry = args[0], args[1]
-			if opts.AllowLiteralSecret && opts.Scope == editing.ScopeProject {
-				return cmdutil.FlagErrorf("--allow-literal-secret is for the local and user scopes only: the project file is shared; write a ${VAR} reference instead")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -69,7 +67,7 @@ With --json: the output of "mcpward add --json".`,
 	}
 	fl := cmd.Flags()
 	fl.VarP(editing.ScopeValue{S: &opts.Scope}, "scope", "s", "`SCOPE` whose file to write: local, project or user")
-	fl.BoolVar(&opts.AllowLiteralSecret, "allow-literal-secret", false, "keep a literal credential in the local or user file")
+	fl.BoolVar(&opts.AllowLiteralSecret, "allow-literal-secret", false, "keep a literal credential in the file (in the project file too, which is committed: a warning says so)")
 	return cmd
 }
 

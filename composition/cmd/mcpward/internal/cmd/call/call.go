@@ -41,8 +41,12 @@ type Options struct {
 	// command got one argument, Server is "" and Tool is that argument: a
 	// host-facing name (mcp__SERVER__TOOL) or SERVER/TOOL, resolved by Run.
 	Server, Tool string
-	// Args is the arguments object, as JSON ("" means {}).
+	// Args is the arguments object, as JSON ("" means {}); --args @FILE
+	// and --args - have been read into it by the command.
 	Args string
+	// ArgPairs are the --arg KEY=VALUE flags, typed by the tool's input
+	// schema and added to Args once the tool is known (see mergeArgs).
+	ArgPairs []string
 	// Timeouts are --connect-timeout and --call-timeout (0: no limit).
 	Timeouts fleet.Timeouts
 	// ServerStderr is --server-stderr: print the server's stderr tail.
@@ -65,9 +69,13 @@ func NewCmdCall(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 		Use:   "call (SERVER TOOL | SERVER/TOOL | mcp__SERVER__TOOL) [--args JSON]",
 		Short: "Call SERVER's tool TOOL with a JSON arguments object",
 		Long: `Connect the server SERVER (and no other), then call its tool TOOL with the
-arguments object --args (default {}). The tool is named by two arguments, the
-server and the tool's own name on it, or by one: SERVER/TOOL, or the
-host-facing name mcp__SERVER__TOOL that "mcpward tools" prints. The arguments
+arguments object --args (default {}; --args @FILE reads it from a file,
+--args - from stdin), plus each --arg KEY=VALUE: VALUE as it is for a
+property the tool's schema types as a string (or does not type), as JSON
+for any other type (--arg count=3, --arg tags='["a"]'). The tool is named
+by two arguments, the server and the tool's own name on it, or by one:
+SERVER/TOOL, or the host-facing name mcp__SERVER__TOOL that "mcpward tools"
+prints. The arguments
 are checked against the tool's input schema before anything is sent. When the
 server has no such tool, the closest names it does have are suggested (or,
 when the definition's includeTools/excludeTools or the managed policy filters
@@ -109,6 +117,9 @@ content array)}; a failure is {"error": {"class", "reason", "server",
 Exit code 1 when the server cannot be connected, the call fails, or the tool
 returns an error result.`,
 		Example: `  $ mcpward call example echo --args '{"text":"hello"}'
+  $ mcpward call example add --arg a=2 --arg b=3
+  $ mcpward call example echo --args @args.json
+  $ echo '{"text":"hi"}' | mcpward call example echo --args -
   $ mcpward call example/echo --args '{"text":"hello"}'
   $ mcpward call mcp__example__echo --args '{"text":"hello"}'
   $ mcpward call example add --args '{"a":2,"b":3}' --json
@@ -116,6 +127,11 @@ returns an error result.`,
 		Args: callArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.JSON = f.Globals.JSON
+			a, err := readArgs(opts.Args, opts.IO.In)
+			if err != nil {
+				return err
+			}
+			opts.Args = a
 			if len(args) == 2 {
 				opts.Server, opts.Tool = args[0], args[1]
 			} else {
@@ -127,7 +143,8 @@ returns an error result.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Args, "args", "", "the tool's arguments, a `JSON` object (default {})")
+	cmd.Flags().StringVar(&opts.Args, "args", "", "the tool's arguments, a `JSON` object (default {}); @FILE reads it from a file, - from stdin")
+	cmd.Flags().StringArrayVar(&opts.ArgPairs, "arg", nil, "one argument `KEY=VALUE`, typed by the tool's schema (a string property takes VALUE as it is, any other type as JSON); repeatable, added to --args")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Connect}, "connect-timeout",
 		"how long one attempt to connect the server may take (0: no limit)")
 	cmd.Flags().Var(cmdutil.DurationValue{D: &opts.Timeouts.Call}, "call-timeout",
@@ -298,17 +315,27 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 		if why := view.FailureText(r.Detail); why != "" {
 			notes = append(notes, server+": "+why)
 		}
-		if len(notes) > 0 {
-			return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; ")}
+		hint := ""
+		if !opts.ServerStderr || r.Detail.Program == "" {
+			hint = view.DoctorHint(server, r.Reason, r.Detail)
 		}
-		return err
+		return &cmdutil.NotedError{Err: err, Note: strings.Join(notes, "; "), Hint: hint}
 	case composition.StateUnknown:
 		return refusal.New(refusal.Config, composition.ReasonUnknownServer, server)
 	default:
 		return &refusal.Error{Class: refusal.Refused, Reason: r.Reason, Server: server,
 			Detail: "the server is " + string(r.State) + "; run \"mcpward show " + server + "\""}
 	}
-	args := opts.Args
+	var schema json.RawMessage
+	for _, t := range r.Tools {
+		if t.ServerTool == opts.Tool {
+			schema = t.InputSchema
+		}
+	}
+	args, err := mergeArgs(opts.Args, opts.ArgPairs, schema)
+	if err != nil {
+		return err
+	}
 	if args == "" {
 		args = "{}"
 	}

@@ -3,6 +3,7 @@ package call
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,11 +103,12 @@ func TestRunArgumentErrorSaysWhatWasExpected(t *testing.T) {
 	opts := &Options{IO: run.IO, App: run.F.App, Clock: run.Clock, Server: "t", Tool: "echo", Args: `{"text":12345678}`,
 		Timeouts: fleet.Timeouts{Connect: time.Minute, Call: time.Minute}}
 	err := Run(context.Background(), opts)
+	// The path is in the refusal's Detail (#25 item 6): no second line.
 	var noted *cmdutil.NotedError
-	require.ErrorAs(t, err, &noted)
-	assert.Equal(t, "arguments /text: expected string, got number", noted.Note)
+	assert.False(t, errors.As(err, &noted))
+	assert.Contains(t, err.Error(), "/text: type: expected string, got number")
 	assert.Equal(t, catalog.ReasonInvalidArguments, refusal.ReasonOf(err))
-	assert.NotContains(t, err.Error()+noted.Note, "12345678")
+	assert.NotContains(t, err.Error(), "12345678")
 }
 
 // TestRunAttacks: every terminal attack a result can carry is shown
@@ -176,6 +178,13 @@ func TestWriteContent(t *testing.T) {
 		{"structured content as JSON", ports.ToolResult{Blocks: []ports.ContentBlock{text("t")},
 			StructuredContent: json.RawMessage(`{"a":1,"s":"\u009b31m\u001b"}`)},
 			"t\n  [structured content]\n  {\n    \"a\": 1,\n    \"s\": \"\\u009b31m\\u001b\"\n  }\n"},
+		// The same value in a text block: not repeated (#25 item 8).
+		{"structured content that the text holds", ports.ToolResult{Blocks: []ports.ContentBlock{text(`{ "s": "x", "a": 1.0 }`)},
+			StructuredContent: json.RawMessage(`{"a":1,"s":"x"}`)},
+			"{ \"s\": \"x\", \"a\": 1.0 }\n"},
+		{"structured content that differs from the text", ports.ToolResult{Blocks: []ports.ContentBlock{text(`{"a":2}`)},
+			StructuredContent: json.RawMessage(`{"a":1}`)},
+			"{\"a\":2}\n  [structured content]\n  {\n    \"a\": 1\n  }\n"},
 		{"nothing", ports.ToolResult{Content: json.RawMessage(`[]`)}, ""},
 	}
 	for _, tt := range tests {

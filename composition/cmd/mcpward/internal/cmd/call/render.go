@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,9 @@ const Indent = "  "
 // bytes]"; a resource link as "[resource link NAME: URI]"; an embedded
 // resource as "[resource URI]" followed by its text, or with its MIME type
 // and size when it is binary), then the structured content, if any, as
-// indented JSON after a "[structured content]" line. Every character that
+// indented JSON after a "[structured content]" line — unless a text block
+// already holds the same JSON value (as the protocol asks a tool that
+// returns structured content to do), which would only repeat it. Every character that
 // could drive a terminal is escaped (termsafe), and every line but the
 // first is indented by Indent (an empty line stays empty), so no line of
 // a result can pass for one of mcpward's own.
@@ -31,7 +34,7 @@ func WriteContent(w io.Writer, res ports.ToolResult) {
 	for _, b := range res.Blocks {
 		lines = append(lines, blockLines(b)...)
 	}
-	if len(res.StructuredContent) > 0 {
+	if len(res.StructuredContent) > 0 && !structuredInText(res) {
 		lines = append(lines, "[structured content]")
 		var buf bytes.Buffer
 		if json.Indent(&buf, res.StructuredContent, "", "  ") == nil {
@@ -46,6 +49,34 @@ func WriteContent(w io.Writer, res ports.ToolResult) {
 		}
 		fmt.Fprintln(w, l)
 	}
+}
+
+// structuredInText reports whether a text block of res is the same JSON
+// value as its structured content (keys in any order, whitespace and
+// number spelling aside).
+func structuredInText(res ports.ToolResult) bool {
+	want, ok := decodeJSON(res.StructuredContent)
+	if !ok {
+		return false
+	}
+	for _, b := range res.Blocks {
+		if b.Kind != ports.ContentText {
+			continue
+		}
+		if got, ok := decodeJSON([]byte(b.Text)); ok && reflect.DeepEqual(got, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeJSON decodes one JSON value, numbers as float64 (1 and 1.0 alike).
+func decodeJSON(b []byte) (any, bool) {
+	var v any
+	if len(bytes.TrimSpace(b)) == 0 || json.Unmarshal(b, &v) != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // blockLines renders one block as lines (not yet indented).
@@ -78,17 +109,14 @@ func blockLines(b ports.ContentBlock) []string {
 	return []string{"[" + termsafe.Line(string(b.Kind)) + " content]"}
 }
 
-// explainResultError is the note of an argument error or of a result
-// whose structured content did not match the tool's output schema, which
-// adds the path to what the error says: "arguments /a: expected number,
-// got string" (the path's names are the server's, escaped; no value is
-// ever part of it). It is "" for any other error, and when the path is
-// the root ("/"), which adds nothing.
+// explainResultError is the note of a result whose structured content
+// did not match the tool's output schema, which adds the path to what the
+// error says: "structured content /a: expected number, got string" (the
+// path's names are the server's, escaped; no value is ever part of it).
+// It is "" for any other error — an argument error's refusal carries its
+// path in Detail already — and when the path is the root ("/"), which
+// adds nothing.
 func explainResultError(err error) string {
-	var ae *catalog.ArgumentError
-	if errors.As(err, &ae) && ae.Path != "/" {
-		return "arguments " + termsafe.Line(ae.Explain())
-	}
 	var se *catalog.StructuredContentError
 	if errors.As(err, &se) && se.Path != "/" {
 		return "structured content " + termsafe.Line(se.Explain())

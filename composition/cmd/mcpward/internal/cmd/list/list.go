@@ -24,13 +24,15 @@ type Options struct {
 	IO   *iostreams.IOStreams
 	App  func() (*app.App, error)
 	JSON bool
+	// Wide is --wide: every cell whole, whatever the terminal's width.
+	Wide bool
 }
 
 // NewCmdList returns the list command; runF, when not nil, replaces Run
 // (tests capture the options with it).
 func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Every server: state, tier, transport, fingerprint, reason",
 		Long: `List every server your configuration files define, with its state (allowed,
@@ -44,6 +46,9 @@ organization's admits ("mcpward help egress"), any legacy
 ./.mcpward/local.json that is not read, and the workspace root the files were
 found from (the git root, else the nearest directory holding .mcp.json, else
 ./). "mcpward show NAME" shows the definition as the file wrote it.
+On a terminal the table fits its width: the command/URL, origin, reason and
+name cells are cut with "…", the widest first; --wide (or output that is
+not a terminal) prints them whole.
 
 Everything knowable without connecting is decided here: a URL the egress
 policy refuses (plain http to a non-loopback host: http_not_loopback) or that
@@ -74,6 +79,8 @@ Exit code 1 when activation could not decide about some server.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Wide, "wide", false, "print every cell whole (on a terminal the table is fitted to its width, long cells cut with …)")
+	return cmd
 }
 
 // Run evaluates the sources and prints every server.
@@ -93,7 +100,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		_ = jsonout.Write(opts.IO.Out, out)
 	} else {
-		Write(opts.IO.Out, ev)
+		width := 0
+		if opts.IO.IsStdoutTTY() && !opts.Wide {
+			width = opts.IO.TerminalWidth()
+		}
+		WriteWidth(opts.IO.Out, ev, width)
 		WriteWorkspace(ctx, opts.IO.Out, a, ev)
 	}
 	for _, r := range ev.Servers {
@@ -167,19 +178,23 @@ func WriteWorkspace(ctx context.Context, w io.Writer, a *app.App, ev composition
 	fmt.Fprintf(w, "\nWorkspace root: %s (%s)\n", termsafe.Line(a.Workspace.Root), RootWords(a.Workspace.RootFrom))
 }
 
-// Write writes list's table and the source problems.
-func Write(w io.Writer, ev composition.Evaluation) {
+// Write writes list's table, every cell whole, and the source problems.
+func Write(w io.Writer, ev composition.Evaluation) { WriteWidth(w, ev, 0) }
+
+// WriteWidth is Write with the table fitted to width columns (0: no
+// limit): the command/URL, origin, reason and name columns are cut with
+// "…", the widest first (view.FitTable).
+func WriteWidth(w io.Writer, ev composition.Evaluation, width int) {
 	if len(ev.Servers) == 0 {
 		fmt.Fprintln(w, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATE\tTIER\tTRANSPORT\tFINGERPRINT\tREASON\tCOMMAND/URL\tORIGIN")
+		rows := [][]string{{"NAME", "STATE", "TIER", "TRANSPORT", "FINGERPRINT", "REASON", "COMMAND/URL", "ORIGIN"}}
 		for _, r := range ev.Servers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.Line(r.Name), r.State, view.Dash(string(r.Tier)),
+			rows = append(rows, []string{termsafe.Line(r.Name), string(r.State), view.Dash(string(r.Tier)),
 				view.Dash(string(r.Transport)), termsafe.Line(view.ShortFingerprint(r.Fingerprint)),
-				view.ReasonText(r), view.Target(r), termsafe.Line(view.Dash(r.Origin)))
+				view.ReasonText(r), view.Target(r), termsafe.Line(view.Dash(r.Origin))})
 		}
-		_ = tw.Flush()
+		view.FitTable(w, rows, width, 7, 6, 5, 0)
 	}
 	if len(ev.Problems) > 0 {
 		fmt.Fprintln(w, "\nSource problems (\"mcpward doctor\" explains each):")

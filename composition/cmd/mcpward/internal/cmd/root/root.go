@@ -182,5 +182,8 @@ func Report(f *cmdutil.Factory, cmd *cobra.Command, err error) int {
 	if errors.As(err, &noted) && noted.Note != "" {
 		fmt.Fprintln(ios.ErrOut, "mcpward: "+termsafe.Line(noted.Note))
 	}
+	if noted != nil && noted.Hint != "" {
+		fmt.Fprintln(ios.ErrOut, "mcpward: hint: "+termsafe.Line(noted.Hint))
+	}
 	return cmdutil.ExitFailure
 }

@@ -49,14 +49,20 @@ type Options struct {
 func NewCmdTools(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, App: f.App, Clock: f.Clock, ConnectTimeout: fleet.DefaultConnectTimeout}
 	cmd := &cobra.Command{
-		Use:   "tools [NAME...]",
+		Use:   "tools [NAME... | SERVER/TOOL]",
 		Short: "Connect to the usable servers (or those named) and print their tools",
 		Long: `Connect to every usable server, or to the servers named, and print each one's
 state and tools: each tool's host-facing name (mcp__SERVER__TOOL), then
 SERVER/TOOL (the tool's own name on the server), then the first line of its
-description. "mcpward call" accepts either name. Tools the definition's
-includeTools/excludeTools leave out are listed as rejected (tool_filtered),
-as are tools the managed policy denies (policy_denied). A server that is not
+description. "mcpward call" accepts either name. "mcpward tools SERVER/TOOL"
+connects SERVER and shows that one tool: its description, then each
+parameter in words (name, type, required or optional, description); with
+--json {"server", "tool", "name", "title", "description", "parameters"
+[{"name", "type", "required", "description"}], "input_schema"}.
+
+Tools the definition's includeTools/excludeTools leave out are listed as
+rejected (tool_filtered), as are tools the managed policy denies
+(policy_denied). A server that is not
 usable is never connected; its line says why and what to do.
 
 Progress goes to stderr: "connecting NAME…" when a server starts, each retry,
@@ -84,6 +90,7 @@ and every control character shown escaped.
 Exit code 1 when a server failed to connect, or a server named is not
 connected.`,
 		Example: `  $ mcpward tools
+  $ mcpward tools example/add
   $ mcpward tools weather files --json
   $ mcpward tools --connect-timeout 2m slow-server`,
 		Args: cobra.ArbitraryArgs,
@@ -113,6 +120,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	detailTool := ""
+	if len(opts.Names) == 1 {
+		if server, tool, ok := splitTool(opts.Names[0]); ok {
+			opts.Names, detailTool = []string{server}, tool
+		}
+	}
 	rep := progress.New(progress.Options{
 		Out: opts.IO.ErrOut, Clock: opts.Clock, Live: opts.IO.CanRedraw(), Width: opts.IO.TerminalWidth(),
 		ConnectTimeout: opts.ConnectTimeout,
@@ -139,6 +152,18 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.ErrCancelled
 	}
 	rep.Finish(rs)
+	if detailTool != "" && len(rs) == 1 && rs[0].State == composition.StateConnected {
+		d, err := findTool(rs[0], detailTool)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			_ = jsonout.Write(opts.IO.Out, d)
+		} else {
+			WriteDetail(opts.IO.Out, d)
+		}
+		return nil
+	}
 	failed := false
 	for _, r := range rs {
 		if r.State == composition.StateFailed || r.State == composition.StateUnknown ||
@@ -156,6 +181,11 @@ func Run(ctx context.Context, opts *Options) error {
 		Write(opts.IO.Out, rs)
 	}
 	if failed {
+		for _, r := range rs {
+			if r.State == composition.StateFailed && !(opts.ServerStderr && r.Detail.Program != "") {
+				fmt.Fprintln(opts.IO.ErrOut, "mcpward: hint: "+view.DoctorHint(r.Name, r.Reason, r.Detail))
+			}
+		}
 		return cmdutil.ErrSilent
 	}
 	return nil

@@ -128,6 +128,11 @@ type JSON struct {
 	// Elsewhere are the tool's other files (or Claude Code's other scope)
 	// that define servers this run did not read.
 	Elsewhere []Candidate `json:"elsewhere"`
+	// Copied are the imported (or replaced) servers whose literal
+	// credentials were copied into the target as the source wrote them:
+	// never into the project file (such a server is refused there), so
+	// only a local or user import has any. Fields only, never values.
+	Copied []CopiedLiterals `json:"copiedLiterals"`
 }
 
 // NewCmdImport returns the import command; runF, when not nil, replaces
@@ -471,8 +476,9 @@ func Run(_ context.Context, opts *Options) error {
 	// A shared project file never receives a literal credential.
 	findings := res.Findings
 	var exclude []string
+	literals := literalSecrets(res.JSON)
 	if opts.Scope == ScopeProject {
-		for _, f := range literalCredentials(res.JSON) {
+		for _, f := range literalCredentials(literals) {
 			exclude = append(exclude, f.Server)
 			findings = append(findings, originalName(res.Findings, f))
 		}
@@ -502,6 +508,7 @@ func Run(_ context.Context, opts *Options) error {
 		From: opts.From, File: src.loc.path, Scope: opts.Scope, Target: target, DryRun: opts.DryRun, Defined: res.Defined,
 		Imported: nonNil(m.added), Replaced: nonNil(m.replaced), Skipped: nonNil(m.skipped),
 		Disabled: nonNil(disabled), Findings: findings, Notes: res.Notes, Elsewhere: elsewhere,
+		Copied: copiedLiterals(literals, m.added, m.replaced),
 	}
 	if out.Findings == nil {
 		out.Findings = []Finding{}
@@ -661,6 +668,21 @@ func writeText(w io.Writer, o JSON) {
 	}
 	for _, c := range o.Elsewhere {
 		fmt.Fprintf(w, "%s also defines %d server%s: %s\n", c.where(), c.Servers, plural(c.Servers), c.Command())
+	}
+	if len(o.Copied) > 0 {
+		verb := "copied"
+		if o.DryRun {
+			verb = "would be copied"
+		}
+		fmt.Fprintf(w, "literal credentials %s as written into %s (private to you, not in the repository; a ${VAR} keeps a value out of files altogether):\n",
+			verb, termsafe.Line(o.Target))
+		for _, c := range o.Copied {
+			parts := make([]string, len(c.Fields))
+			for i, f := range c.Fields {
+				parts[i] = termsafe.Line(f.Field) + " (or " + termsafe.Line(f.Use) + ")"
+			}
+			fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(c.Server), strings.Join(parts, ", "))
+		}
 	}
 	if len(o.Disabled) > 0 {
 		fmt.Fprintln(w, `Servers disabled in the source stay disabled: remove a name from "disabledMcpServers" in the target to use it.`)

@@ -232,6 +232,45 @@ func TestImportLiteralCredentialsStayOutOfProject(t *testing.T) {
 	var j JSON
 	require.NoError(t, json.Unmarshal([]byte(out), &j))
 	assert.Equal(t, []string{"literal-arg", "literal-env", "literal-header", "literal-url", "plain", "templated"}, j.Imported)
+	// The private scope takes them, and says which literals it copied:
+	// fields and the ${VAR} form, never a value.
+	var copied []string
+	for _, c := range j.Copied {
+		for _, f := range c.Fields {
+			copied = append(copied, c.Server+" "+f.Field)
+		}
+	}
+	assert.Equal(t, []string{"literal-arg args[1]", "literal-env env.API_KEY", "literal-header headers.Authorization", "literal-url url"}, copied)
+	for _, v := range []string{"ghp_", "sk-live", "abc123secret"} {
+		assert.NotContains(t, out, v, "a copied value never reaches the report")
+	}
+}
+
+// TestImportPrivateScopeSaysWhichLiteralsItCopied: an import into the
+// local or user file copies literal credentials as written (that file is
+// the user's own and outside the repository) and names each one with the
+// ${VAR} that would keep it out of files; a dry run says it would.
+func TestImportPrivateScopeSaysWhichLiteralsItCopied(t *testing.T) {
+	const claude = `{"mcpServers": {
+  "gh": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789"}},
+  "db": {"command": "db-mcp", "env": {"DB_PASSWORD": "hunter2-but-longer", "PASSWORD_MIN_LENGTH": "12", "TOKEN_ENDPOINT": "https://auth.example.com/token"}},
+  "clean": {"command": "srv", "args": ["--token-file", "/run/secrets/t"]}
+}}`
+	for _, dry := range []bool{true, false} {
+		w := newWorld(t, map[string]string{"home/.claude.json": claude})
+		args := []string{"--from", "claude-code", "--scope", "user"}
+		name := "claude_code_user_copied_literals"
+		if dry {
+			args = append(args, "--dry-run")
+			name += "_dry_run"
+		}
+		out, err := execute(t, w, args...)
+		require.NoError(t, err)
+		golden(t, name, out)
+		for _, v := range []string{"ghp_", "hunter2"} {
+			assert.NotContains(t, out, v)
+		}
+	}
 }
 
 // The target is read and written by internal/editing, as add and remove

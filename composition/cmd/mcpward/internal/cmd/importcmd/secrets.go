@@ -1,13 +1,12 @@
 package importcmd
 
 import (
-	"regexp"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/mcpward/mcpward/adapters/hostconfig"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/editing"
 	"github.com/mcpward/mcpward/core/definition"
-	"github.com/mcpward/mcpward/core/secret"
 )
 
 // ReasonLiteralCredential: a server headed for the shared project file
@@ -17,68 +16,58 @@ import (
 // into the local or user scope.
 const ReasonLiteralCredential = "literal_credential_in_project_file"
 
-// templateRE matches one ${…} template of our format.
-var templateRE = regexp.MustCompile(`\$\{[^}]*\}`)
-
-// schemeRE matches an authorization scheme word before a credential.
-var schemeRE = regexp.MustCompile(`^(?i:bearer|basic|token|bot)\s+`)
-
-// literalUnder reports whether value, kept under a credential-shaped name,
-// holds literal text besides its templates and a scheme word ("Bearer
-// ${TOKEN}" does not; "Bearer abc" and "abc${X}" do).
-func literalUnder(value string) bool {
-	rest := strings.TrimSpace(schemeRE.ReplaceAllString(strings.TrimSpace(value), ""))
-	return strings.TrimSpace(templateRE.ReplaceAllString(rest, "")) != ""
+// CopiedLiterals names, for one server imported into a private scope
+// (local or user), the fields where a literal credential was copied as
+// the source wrote it. Neither field holds a value.
+type CopiedLiterals struct {
+	// Server is the server's name in the target.
+	Server string `json:"server"`
+	// Fields are editing.LiteralSecret's fields ("env.API_KEY",
+	// "headers.Authorization", "args[2]", "url"), each with the ${VAR}
+	// form that would keep the value out of the file.
+	Fields []editing.LiteralSecret `json:"fields"`
 }
 
-// literalCredentials returns, for every server of data (our format) that
-// holds a literal credential, the finding refusing it, sorted by server.
-func literalCredentials(data []byte) []hostconfig.Finding {
-	var out []hostconfig.Finding
+// literalSecrets returns the literal credentials of every server of data
+// (our format) that holds one, by server name, under the one rule add
+// applies (editing.FindLiteralSecrets: values judged, not only names).
+func literalSecrets(data []byte) map[string][]editing.LiteralSecret {
+	out := map[string][]editing.LiteralSecret{}
 	doc := definition.Decode(definition.Source{Data: data})
 	for _, e := range doc.Entries {
 		if e.Def == nil {
 			continue
 		}
-		if field := literalField(e.Def); field != "" {
-			out = append(out, hostconfig.Finding{Server: e.Name, Kind: hostconfig.FindingRefused, Field: field, Reason: ReasonLiteralCredential})
+		if found := editing.FindLiteralSecrets(e.Def); len(found) > 0 {
+			out[e.Name] = found
 		}
 	}
 	return out
 }
 
-// literalField names the first field of d holding a literal credential,
-// "" when none does.
-func literalField(d *definition.Definition) string {
-	for _, k := range sortedKeys(d.Env) {
-		if secret.IsCredentialName(k) && literalUnder(d.Env[k]) {
-			return "env"
-		}
+// literalCredentials returns the finding refusing each server of found
+// for the shared project file, sorted by server; its Field is the first
+// field holding a literal credential.
+func literalCredentials(found map[string][]editing.LiteralSecret) []hostconfig.Finding {
+	out := make([]hostconfig.Finding, 0, len(found))
+	for name, fs := range found {
+		out = append(out, hostconfig.Finding{Server: name, Kind: hostconfig.FindingRefused, Field: fs[0].Field, Reason: ReasonLiteralCredential})
 	}
-	for _, k := range sortedKeys(d.Headers) {
-		if secret.IsCredentialHeader(k) && literalUnder(d.Headers[k]) {
-			return "headers"
-		}
-	}
-	for i, a := range d.Args {
-		if secret.MaskLiterals(a) != a {
-			return "args"
-		}
-		if i > 0 && secret.IsCredentialFlag(d.Args[i-1]) && literalUnder(a) {
-			return "args"
-		}
-	}
-	if d.URL != "" && secret.MaskLiterals(d.URL) != d.URL {
-		return "url"
-	}
-	return ""
+	sort.Slice(out, func(i, j int) bool { return out[i].Server < out[j].Server })
+	return out
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// copiedLiterals returns, for the servers of written that hold a literal
+// credential, what was copied, sorted by server.
+func copiedLiterals(found map[string][]editing.LiteralSecret, written ...[]string) []CopiedLiterals {
+	out := []CopiedLiterals{}
+	for _, names := range written {
+		for _, n := range names {
+			if fs := found[n]; len(fs) > 0 {
+				out = append(out, CopiedLiterals{Server: n, Fields: fs})
+			}
+		}
 	}
-	slices.Sort(keys)
-	return keys
+	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].Server, out[j].Server) < 0 })
+	return out
 }

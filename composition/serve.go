@@ -317,25 +317,25 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 			for _, t := range c.Tools {
 				name := t.HostName()
 				if g.only != "" {
-					name = t.ServerName()
+					name = t.NameOnServer()
 				} else if _, ok := gen.Set.Tool(name); !ok {
 					continue // a name collision across servers: in the rejected bucket
 				}
 				spec := t.Spec()
 				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Title: spec.Title, Description: spec.Description,
 					InputSchema: spec.InputSchema, OutputSchema: spec.OutputSchema, Annotations: annotationsJSON(spec.Annotations)})
-				routes[name] = route{server: c.Server, tool: t.ServerName()}
+				routes[name] = route{server: c.Server, tool: t.NameOnServer()}
 			}
 			for _, p := range c.Prompts {
 				name := p.HostName()
 				if g.only != "" {
-					name = p.ServerName()
+					name = p.NameOnServer()
 				}
 				if _, dup := routes["prompt:"+name]; dup {
 					continue // the first of equal names is the one offered
 				}
 				cat.Prompts = append(cat.Prompts, mcpserve.Prompt{Name: name, Title: p.Title(), Description: p.Description(), Arguments: p.Arguments()})
-				routes["prompt:"+name] = route{server: c.Server, tool: p.ServerName()}
+				routes["prompt:"+name] = route{server: c.Server, tool: p.NameOnServer()}
 			}
 			for _, r := range c.Resources {
 				if _, dup := routes["resource:"+r.URI()]; dup {
@@ -536,7 +536,7 @@ func (g *Gateway) ResourceUpdated(u ports.ResourceUpdate) {
 
 // StatusLine is one server's line of the status tool: "NAME: STATE",
 // then " (CLASS REASON)" when it has a failure or an evaluation reason.
-func StatusLine(r ServerResult) string {
+func StatusLine(r ServerStatus) string {
 	line := r.Name + ": " + string(r.State)
 	switch {
 	case r.Class != refusal.None && r.Reason != "":

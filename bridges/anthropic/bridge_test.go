@@ -213,7 +213,7 @@ func TestDispatchFleet(t *testing.T) {
 	for _, i := range []int{0, 2} { // the echo call's arguments are refused first
 		require.NotNil(t, blocks[i].OfToolResult)
 		assert.True(t, blocks[i].OfToolResult.IsError.Value)
-		assert.Equal(t, "error: internal closed: the server was closed", blocks[i].OfToolResult.Content[0].OfText.Text)
+		assert.Equal(t, "error: config server_removed: the server was removed from the Fleet", blocks[i].OfToolResult.Content[0].OfText.Text)
 	}
 }
 

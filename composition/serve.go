@@ -65,7 +65,7 @@ type GatewayOptions struct {
 	// client's cancel stopped its process, or after it was lost) for it
 	// to be connected, before the request is sent; nothing is sent before.
 	// 0 fails such a call at once (Class Transient, Reason
-	// "not_connected").
+	// "server_unavailable").
 	ReconnectWait time.Duration
 }
 
@@ -261,14 +261,14 @@ func (g *Gateway) serverState(server string) State {
 }
 
 // notConnected reports whether err says the server had no session, so
-// nothing was sent (supervisor.ReasonNotConnected).
+// nothing was sent (supervisor.ReasonServerUnavailable).
 func notConnected(err error) bool {
 	var re *refusal.Error
-	return errors.As(err, &re) && re.Class == refusal.Transient && re.Reason == supervisor.ReasonNotConnected
+	return errors.As(err, &re) && re.Class == refusal.Transient && re.Reason == supervisor.ReasonServerUnavailable
 }
 
 // whenConnected runs do and, while it fails because server had no
-// usable session (nothing was sent: supervisor.ReasonNotConnected) and
+// usable session (nothing was sent: supervisor.ReasonServerUnavailable) and
 // the server is connecting or about to (not failed, not closed), runs it
 // again at each change of the Fleet, at most GatewayOptions.ReconnectWait
 // in all and while ctx lasts. Only such a failure is tried again: a
@@ -388,7 +388,7 @@ func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.Raw
 			Detail: "no tool of that name is offered"}
 	}
 	start := g.now()
-	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.Call(ctx, rt.server, rt.tool, args) })
+	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.CallServerTool(ctx, rt.server, rt.tool, args) })
 	g.audit(rt, g.now().Sub(start), len(args), r, err)
 	return r, err
 }

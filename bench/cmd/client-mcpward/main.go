@@ -107,7 +107,7 @@ func (d driver) ConnectMany(ctx context.Context, ts []clientkit.Target) (io.Clos
 func (c *conn) Tools() int { return c.tools }
 
 func (c *conn) Call(ctx context.Context) error {
-	res, err := c.fleet.Call(ctx, c.server, fixture.Echo, fixture.EchoArgs)
+	res, err := c.fleet.CallServerTool(ctx, c.server, fixture.Echo, fixture.EchoArgs)
 	if err != nil {
 		return err
 	}

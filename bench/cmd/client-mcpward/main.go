@@ -63,7 +63,7 @@ func definitionOf(t clientkit.Target) map[string]any {
 }
 
 // connect connects every target in one Fleet and checks each connected.
-func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*composition.Fleet, []composition.ServerResult, error) {
+func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*composition.Fleet, []composition.ServerStatus, error) {
 	servers := map[string]any{}
 	for _, t := range ts {
 		servers[t.Name] = definitionOf(t)

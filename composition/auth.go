@@ -16,7 +16,7 @@ import (
 // word, safe to print; it never names a credential.
 type AuthKind string
 
-// The kinds of authentication a Result can carry.
+// The kinds of authentication a ServerEvaluation can carry.
 const (
 	// AuthNone: no authentication is decided: a stdio server (which has
 	// none), or a server that did not get that far (see State).
@@ -42,7 +42,7 @@ const (
 	AuthHost AuthKind = "host_authenticator"
 )
 
-// Reasons of the authentication refusals. A Result refused for its
+// Reasons of the authentication refusals. A ServerEvaluation refused for its
 // authentication has StateRefused and one of these Reasons; dialling its
 // target fails with the same Reason, before anything is connected.
 const (

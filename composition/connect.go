@@ -13,7 +13,7 @@ import (
 	"github.com/mcpward/mcpward/ports"
 )
 
-// The states a ServerResult adds to those of Evaluate.
+// The states a ServerStatus adds to those of Evaluate.
 const (
 	// StateConnected: the server was usable and its supervisor is Ready;
 	// its catalog is in the Fleet (possibly partial: see Partial, Class
@@ -37,9 +37,28 @@ const (
 
 // Reasons of the refusals of Fleet.
 const (
-	// ReasonUnknownTool: Fleet.Call named a tool the server's catalog does
-	// not hold. Class Config.
-	ReasonUnknownTool = "unknown_tool"
+	// ReasonUnknownTool (catalog.ReasonUnknownTool): a tool call named a
+	// tool no catalog holds: Fleet.CallServerTool a tool the server's
+	// catalog lacks, Fleet.CallHostTool a host-facing name the current Set
+	// lacks (the server named when the name is one of a connected
+	// server's). Class Config.
+	ReasonUnknownTool = catalog.ReasonUnknownTool
+	// ReasonServerUnavailable (supervisor.ReasonServerUnavailable): the
+	// server of a call is not connected now (failed, connecting, not
+	// usable); nothing was sent. The refusal names the server, and its
+	// Detail says the server's state and reason word. Class Transient
+	// while it connects, the failure's class once it failed (Refused for
+	// a server denied or refused, Config for one that did not resolve).
+	ReasonServerUnavailable = supervisor.ReasonServerUnavailable
+	// ReasonFleetClosed: the Fleet was closed (Fleet.Close): every tool,
+	// prompt and resource of it, and Add, Remove and Reconnect, refuse.
+	// Class Config: the host used what it closed; nothing to retry.
+	ReasonFleetClosed = "fleet_closed"
+	// ReasonServerRemoved: the server was removed from the Fleet
+	// (Fleet.Remove): the tools of its catalogs refuse, even when a
+	// server of that name is added again (read the current Set). Class
+	// Config.
+	ReasonServerRemoved = "server_removed"
 	// ReasonNotConnectable: a usable server whose target could not be
 	// built again (its sources changed meanwhile); also Fleet.Reconnect of
 	// a server the Fleet has no supervisor for (not usable, unknown, or
@@ -116,8 +135,9 @@ type ConnectOptions struct {
 	// Its OnChange is replaced by one calling OnStatus, and a nil
 	// Logger by Config.Logger. The defaults bound every connect attempt
 	// (ConnectTimeout: supervisor.DefaultConnectTimeout, 30 s) and every
-	// tool call, whether made with Fleet.Call, Fleet.CallTool or through a tool of
-	// Set() (CallTimeout: supervisor.DefaultCallTimeout, 10 min
+	// tool call, whether made with Fleet.CallServerTool,
+	// Fleet.CallHostTool or through a tool of Set() (CallTimeout:
+	// supervisor.DefaultCallTimeout, 10 min
 	// without a progress notification of the call; CallTimeoutMax:
 	// supervisor.DefaultCallTimeoutMax, 1 h in all); supervisor.NoTimeout
 	// turns one off. A call that times out fails with Class Transient,
@@ -160,19 +180,34 @@ type ConnectOptions struct {
 	connector ports.Connector
 }
 
-// ToolInfo is one admitted tool of a connected server.
-type ToolInfo struct {
+// ToolSummary describes one admitted tool of a connected server, in its
+// ServerStatus: what the model sees of it and its name on the server. It
+// is a description, not the tool: calls go through the Set's tools
+// (Generation.Set.ModelTools, a ports.Tool each) or Fleet.CallHostTool.
+type ToolSummary struct {
 	// ToolSpec is what the host's model sees (host-facing name,
 	// description, narrowed input schema).
 	ports.ToolSpec
-	// ServerTool is the tool's own name on the server.
+	// NameOnServer is the tool's own name on the server.
+	NameOnServer string
+	// ServerTool is NameOnServer.
+	//
+	// Deprecated: use NameOnServer.
 	ServerTool string
 }
 
-// ServerResult is what Connect made of one server name. Like Result it
-// holds nothing secret: names, reason words, and what the server itself
+// ToolInfo is the former name of ToolSummary.
+//
+// Deprecated: use ToolSummary, which says it describes a tool (ports.Tool
+// and catalog.Tool are the tools).
+type ToolInfo = ToolSummary
+
+// ServerStatus is what a Fleet shows of one server name now (Connect,
+// Add, Servers): its state, the failure it is in, its catalog's tools.
+// Like ServerEvaluation (what Evaluate decided, in Evaluation) it holds
+// nothing secret: names, reason words, and what the server itself
 // declared about its tools.
-type ServerResult struct {
+type ServerStatus struct {
 	// Name is the server id.
 	Name string
 	// State is the evaluation state of a server that was not usable, or
@@ -188,15 +223,16 @@ type ServerResult struct {
 	// and a server that was not usable (see Evaluation).
 	Class  refusal.Class
 	Reason string
-	// Evaluation is the server's Result of Evaluate (zero for
-	// StateUnknown).
-	Evaluation Result
+	// Evaluation is what Evaluate decided about the server (zero for
+	// StateUnknown): Evaluation.NeedsApproval and its friends say what the
+	// host may ask the user.
+	Evaluation ServerEvaluation
 	// Partial maps each list whose discovery stopped early to its reason.
 	Partial map[ports.ListKind]string
 	// Stale reports a catalog kept after a failed refresh.
 	Stale bool
 	// Tools are the admitted tools, sorted by host-facing name.
-	Tools []ToolInfo
+	Tools []ToolSummary
 	// Rejected are the entries of the server's catalog that did not make
 	// it, and the server itself (Kind catalog.KindServer) when it was
 	// refused or failed.
@@ -219,6 +255,20 @@ type ServerResult struct {
 // and later: server/discover, no protocol session), "legacy" (initialize),
 // or "" for anything that is not a protocol version.
 func ProtocolEra(version string) string { return mcpsession.Era(version) }
+
+// ServerResult is the former name of ServerStatus.
+//
+// Deprecated: use ServerStatus, whose name says it is a server's state in
+// the Fleet (ServerEvaluation is what Evaluate decided).
+type ServerResult = ServerStatus
+
+// NeedsSignIn reports whether the server failed for want of a sign-in
+// (Class AuthRequired: ReasonSignInRequired, ReasonStepUpRequired, or an
+// Authenticator's own word): a host signs the user in (Host.SignIn) and
+// calls Fleet.Reconnect.
+func (s ServerStatus) NeedsSignIn() bool {
+	return s.State == StateFailed && s.Class == refusal.AuthRequired
+}
 
 // Connect evaluates srcs (see Evaluate) and connects every usable server
 // (StateAllowed), limited to opts.Names when given, each under its own
@@ -307,7 +357,7 @@ func shorterCallTimeout(host, def time.Duration) time.Duration {
 }
 
 // fill copies what sr shows of cat.
-func fill(sr *ServerResult, cat *catalog.Catalog) {
+func fill(sr *ServerStatus, cat *catalog.Catalog) {
 	if len(cat.Partial) > 0 {
 		sr.Partial = make(map[ports.ListKind]string, len(cat.Partial))
 		for k, v := range cat.Partial {
@@ -317,7 +367,8 @@ func fill(sr *ServerResult, cat *catalog.Catalog) {
 	sr.Stale = cat.Stale
 	sr.ProtocolVersion = cat.Identity.ProtocolVersion
 	for _, t := range cat.Tools {
-		sr.Tools = append(sr.Tools, ToolInfo{ToolSpec: t.Spec(), ServerTool: t.ServerName()})
+		n := t.NameOnServer()
+		sr.Tools = append(sr.Tools, ToolSummary{ToolSpec: t.Spec(), NameOnServer: n, ServerTool: n})
 	}
 	sr.Rejected = slices.Clone(cat.Rejected)
 	sr.Diagnostics = slices.Clone(cat.Diagnostics)

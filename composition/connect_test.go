@@ -68,7 +68,7 @@ func (l *statusLog) states(name string) []supervisor.State {
 	return append([]supervisor.State(nil), l.got[name]...)
 }
 
-func result(t *testing.T, f *Fleet, name string) ServerResult {
+func result(t *testing.T, f *Fleet, name string) ServerStatus {
 	t.Helper()
 	for _, r := range f.Servers() {
 		if r.Name == name {
@@ -76,10 +76,10 @@ func result(t *testing.T, f *Fleet, name string) ServerResult {
 		}
 	}
 	t.Fatalf("no result for %s", name)
-	return ServerResult{}
+	return ServerStatus{}
 }
 
-func toolNames(r ServerResult) []string {
+func toolNames(r ServerStatus) []string {
 	var out []string
 	for _, ti := range r.Tools {
 		out = append(out, ti.Name)
@@ -112,40 +112,45 @@ func exerciseExample(t *testing.T, f *Fleet) {
 	require.Equal(t, StateConnected, ex.State, "class %v reason %s", ex.Class, ex.Reason)
 	assert.Subset(t, toolNames(ex), []string{"mcp__example__echo", "mcp__example__add"})
 	for _, ti := range ex.Tools {
-		assert.Equal(t, catalog.ToolName("example", ti.ServerTool), ti.Name)
+		assert.Equal(t, catalog.ToolName("example", ti.NameOnServer), ti.Name)
 		assert.NotEmpty(t, ti.InputSchema)
 	}
 	_, ok := f.Set().Tool("mcp__example__echo")
 	assert.True(t, ok, "the Set holds the connected server's tools")
 
-	res, err := f.Call(ctx, "example", "echo", json.RawMessage(`{"text":"hello from mcpward"}`))
+	res, err := f.CallServerTool(ctx, "example", "echo", json.RawMessage(`{"text":"hello from mcpward"}`))
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 	assert.Equal(t, "hello from mcpward", text(t, res))
 
-	res, err = f.Call(ctx, "example", "add", json.RawMessage(`{"a":2,"b":3.5}`))
+	res, err = f.CallServerTool(ctx, "example", "add", json.RawMessage(`{"a":2,"b":3.5}`))
 	require.NoError(t, err)
 	assert.Equal(t, "5.5", text(t, res))
 
 	for _, args := range []string{`{"text":42}`, `{}`, `[1]`, `{"text":"x","extra":1}`} {
-		_, err = f.Call(ctx, "example", "echo", json.RawMessage(args))
+		_, err = f.CallServerTool(ctx, "example", "echo", json.RawMessage(args))
 		var ae *catalog.ArgumentError
 		require.ErrorAs(t, err, &ae, args)
 		assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 		assert.Equal(t, catalog.ReasonInvalidArguments, refusal.ReasonOf(err))
 	}
 	// The session survived the refusals: nothing was sent.
-	res, err = f.Call(ctx, "example", "echo", json.RawMessage(`{"text":"still here"}`))
+	res, err = f.CallServerTool(ctx, "example", "echo", json.RawMessage(`{"text":"still here"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "still here", text(t, res))
 
-	_, err = f.Call(ctx, "example", "mcp__example__echo", nil)
+	_, err = f.CallServerTool(ctx, "example", "mcp__example__echo", nil)
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err), "a host-facing name is not a server tool name")
 	assert.Equal(t, refusal.Config, refusal.ClassOf(err))
-	_, err = f.Call(ctx, "nope", "echo", nil)
+	_, err = f.CallServerTool(ctx, "nope", "echo", nil)
 	assert.Equal(t, ReasonUnknownServer, refusal.ReasonOf(err))
-	_, err = f.Call(ctx, "legacy", "echo", nil)
-	assert.Equal(t, ReasonUnknownServer, refusal.ReasonOf(err), "a refused server has no supervisor")
+	_, err = f.CallServerTool(ctx, "legacy", "echo", nil)
+	assert.Equal(t, ReasonServerUnavailable, refusal.ReasonOf(err), "a refused server is not connected")
+	assert.Equal(t, refusal.Refused, refusal.ClassOf(err))
+	var re *refusal.Error
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "legacy", re.Server)
+	assert.Equal(t, "the server is refused ("+definition.RefusalTransportSSE+")", re.Detail)
 }
 
 // checkRefused: the refused and denied servers are shown with their
@@ -207,7 +212,7 @@ func TestConnectStdio(t *testing.T) {
 	require.NoError(t, f.Close())
 	assert.Zero(t, running(bin), "Close leaves no child process")
 	require.NoError(t, f.Close(), "Close is idempotent")
-	_, err := f.Call(context.Background(), "example", "echo", json.RawMessage(`{"text":"x"}`))
+	_, err := f.CallServerTool(context.Background(), "example", "echo", json.RawMessage(`{"text":"x"}`))
 	assert.Error(t, err, "no call after Close")
 }
 
@@ -252,10 +257,10 @@ func TestConnectHTTP(t *testing.T) {
 
 	// An abandoned HTTP call keeps the session (Abort is a no-op).
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	_, err := f.Call(ctx, "example", "slow", json.RawMessage(`{"ms":5000}`))
+	_, err := f.CallServerTool(ctx, "example", "slow", json.RawMessage(`{"ms":5000}`))
 	cancel()
 	assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
-	res, err := f.Call(context.Background(), "example", "echo", json.RawMessage(`{"text":"after"}`))
+	res, err := f.CallServerTool(context.Background(), "example", "echo", json.RawMessage(`{"text":"after"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "after", text(t, res))
 	require.NoError(t, f.Close())
@@ -283,7 +288,7 @@ func TestConnectNamesAndFailures(t *testing.T) {
 	assert.NotEqual(t, refusal.Transient, srv[1].Class, "a missing program is not retried")
 	assert.Contains(t, f.Set().Rejected(), catalog.Rejected{Server: "missing", Kind: catalog.KindServer, Name: "missing", Reason: srv[1].Reason})
 	assert.Zero(t, running(bin), "an unnamed server is not started")
-	_, err := f.Call(context.Background(), "missing", "echo", nil)
+	_, err := f.CallServerTool(context.Background(), "missing", "echo", nil)
 	assert.Error(t, err)
 	assert.Empty(t, f.Set().Tools())
 }

@@ -42,7 +42,7 @@ const (
 	CauseNetwork = httptransport.CauseNetwork
 )
 
-// FailureDetail is what a failed server's ServerResult says about the
+// FailureDetail is what a failed server's ServerStatus says about the
 // failure beyond its Class and Reason, for a person to act on. It holds no
 // secret and no text of the server's: fixed words, an exit status, and
 // values as the definition's redacted projection shows them. Every field
@@ -197,7 +197,7 @@ func (d *Dialer) recording(rec *diagnostics) mcpsession.Dialer {
 // the server obtained elsewhere and of no recognisable shape may remain.
 // It may hold invalid UTF-8 and terminal control sequences: sanitize it
 // before writing it to a terminal. mcpward never puts it in an error, a
-// ServerResult, a status or a log line; a host shows it only on explicit
+// ServerStatus, a status or a log line; a host shows it only on explicit
 // request. Safe for concurrent use, also after Close.
 func (f *Fleet) ServerStderr(name string) (string, bool) {
 	if f.diag == nil {

@@ -115,7 +115,7 @@ func TestFleetElicitation(t *testing.T) {
 	require.Equal(t, StateConnected, result(t, f, "one").State)
 	require.Equal(t, StateConnected, result(t, f, "two").State)
 
-	res, err := f.Call(context.Background(), "one", "ask", json.RawMessage(`{}`))
+	res, err := f.CallServerTool(context.Background(), "one", "ask", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s", text(t, res))
 	assert.JSONEq(t, `{"action":"accept","content":{"name":"John Doe","age":30,"score":95.5,"status":"active","verified":true}}`, text(t, res))
@@ -124,12 +124,12 @@ func TestFleetElicitation(t *testing.T) {
 	assert.Equal(t, "one", asked[0].ServerID)
 	mu.Unlock()
 
-	res, err = f.Call(context.Background(), "two", "ask", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "two", "ask", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "a server the host did not enable cannot elicit")
 	assert.Contains(t, text(t, res), "does not support elicitation")
 
-	res, err = f.Call(context.Background(), "one", "nested", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "one", "nested", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), mcpsession.ReasonElicitSchemaNested, "the server learns why, by name")
@@ -138,11 +138,11 @@ func TestFleetElicitation(t *testing.T) {
 	assert.Equal(t, []string{"one:" + mcpsession.ReasonElicitSchemaNested}, refused, "the host is told")
 	mu.Unlock()
 
-	res, err = f.Call(context.Background(), "one", "ask", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "one", "ask", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.False(t, res.IsError, "the server stays usable")
 
-	res, err = f.Call(context.Background(), "one", "roots", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "one", "roots", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "no roots offered: roots/list is refused")
 }
@@ -161,18 +161,18 @@ func TestFleetRoots(t *testing.T) {
 	f := r.host.Connect(context.Background(), userSrc(`{"mcpServers": {"one": {"type": "http", "url": "`+p.URL+`"}}}`),
 		&ConnectOptions{Roots: &RootsOptions{Roots: set}, Session: &mcpsession.Options{ClientName: "t"}})
 	t.Cleanup(func() { _ = f.Close() })
-	res, err := f.Call(context.Background(), "one", "roots", json.RawMessage(`{}`))
+	res, err := f.CallServerTool(context.Background(), "one", "roots", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s", text(t, res))
 	assert.JSONEq(t, `{"roots":[{"uri":"`+root.URI+`","name":"`+root.Name+`"}]}`, text(t, res))
 
 	set.Set(root, ports.Root{URI: "file:///srv/other"})
 	require.Eventually(t, func() bool { return p.rootsChanged() > 0 }, 5*time.Second, 10*time.Millisecond)
-	res, err = f.Call(context.Background(), "one", "roots", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "one", "roots", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(text(t, res), "file:///srv/other"))
 
-	res, err = f.Call(context.Background(), "one", "ask", json.RawMessage(`{}`))
+	res, err = f.CallServerTool(context.Background(), "one", "ask", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.True(t, res.IsError, "roots alone do not enable elicitation")
 }
@@ -233,7 +233,7 @@ func TestFleetElicitationEverything(t *testing.T) {
 	t.Cleanup(func() { _ = f.Close() })
 	require.Equal(t, StateConnected, result(t, f, "everything").State)
 	require.Contains(t, serverTools(result(t, f, "everything")), tool)
-	res, err := f.Call(context.Background(), "everything", tool, json.RawMessage(`{}`))
+	res, err := f.CallServerTool(context.Background(), "everything", tool, json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%s", res.Content)
 	assert.Contains(t, string(res.Content), "Name: Ann")
@@ -251,10 +251,10 @@ func TestFleetElicitationEverything(t *testing.T) {
 	assert.Equal(t, ports.ElicitOption{Value: "pet-2", Title: "Dogs"}, legacy.Options[1])
 }
 
-func serverTools(r ServerResult) []string {
+func serverTools(r ServerStatus) []string {
 	var out []string
 	for _, t := range r.Tools {
-		out = append(out, t.ServerTool)
+		out = append(out, t.NameOnServer)
 	}
 	return out
 }

@@ -52,9 +52,9 @@ func TestConnectAppliesToolFiltersAndPolicy(t *testing.T) {
 	assert.Positive(t, filtered, "the example server has tools besides echo and add")
 	_, ok := f.Set().Tool("mcp__example__add")
 	assert.False(t, ok)
-	_, err := f.Call(context.Background(), "example", "add", json.RawMessage(`{"a":1,"b":2}`))
+	_, err := f.CallServerTool(context.Background(), "example", "add", json.RawMessage(`{"a":1,"b":2}`))
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err))
-	_, err = f.Call(context.Background(), "example", "echo", json.RawMessage(`{"text":"x"}`))
+	_, err = f.CallServerTool(context.Background(), "example", "echo", json.RawMessage(`{"text":"x"}`))
 	assert.NoError(t, err)
 }
 

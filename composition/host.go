@@ -18,6 +18,16 @@
 // func(), error), its Config embedding this package's Config. Each is a
 // Wire injector (wire.go in its package; make wire regenerates them).
 //
+// A host imports this package and one profile, and little else: names.go
+// gives it, under this package, the names it needs from the packages that
+// define them (Source and the tiers, Tool and its results, ToolName,
+// Progress and WithProgress, the elicitation types, Error, the classes,
+// ClassOf and ReasonOf, and the reasons a host branches on). GitWorkspace
+// and StaticTrust are the workspace trusts a profile's Trust takes, so a
+// project server can be approved. A ServerEvaluation says when to ask
+// the user (NeedsApproval, ApprovalChanged, NeedsTrustedWorkspace,
+// NeedsVariables), a ServerStatus when to sign in (NeedsSignIn).
+//
 // OAuth sign-in is reached through the OAuthClient interface: package
 // composition/signin builds it on adapters/oauth and holds the sign-in
 // functions that take that package's types; the profiles that can sign
@@ -28,7 +38,7 @@
 // straight line: tier sources (bytes the host read, tagged with tier and
 // origin) → definition.Decode → definition.Resolve → definition.Materialize
 // (with the host's variable Lookup) → definition.Fingerprint and
-// definition.Endpoint → activation.Decide. Every server ends in a Result
+// definition.Endpoint → activation.Decide. Every server ends in a ServerEvaluation
 // whose State the caller can branch on; nothing is an opaque error and
 // nothing is dropped.
 //
@@ -44,7 +54,7 @@
 // ProcessAuthority (authority.go). Host.Connect (connect.go) connects the
 // usable servers, each under a core/supervisor Server over an
 // adapters/mcpsession Connector built on that Dialer, and returns a Fleet:
-// one ServerResult per server and the catalog.Set of their tools.
+// one ServerStatus per server and the catalog.Set of their tools.
 package composition
 
 import (
@@ -69,7 +79,7 @@ import (
 // State is where one server name ended up after the whole flow.
 type State string
 
-// The states of a Result. Only StateAllowed may be used.
+// The states of a ServerEvaluation. Only StateAllowed may be used.
 const (
 	// StateAllowed: resolved, materialized and allowed by activation
 	// (Reason activation.ReasonHostTrustedTier or activation.ReasonApproved).
@@ -101,7 +111,7 @@ const (
 	// see definition.Resolution.PolicyVerdict), or on a definition whose
 	// expansion is unknown and which a deny entry could match; or
 	// definition.RefusalSecretInURL for a secret value that, expanded,
-	// would decide the URL's host. Such a Result keeps its Fingerprint and
+	// would decide the URL's host. Such a ServerEvaluation keeps its Fingerprint and
 	// Projection, reaches no activation decision (no audit record) and
 	// cannot be approved.
 	StateRefused State = "refused"
@@ -132,10 +142,13 @@ const (
 	ReasonReplayedRemoved = "replayed_approval_removed"
 )
 
-// Result is what the flow decided about one server name. Every field is
+// ServerEvaluation is what Evaluate decided about one server name (what a
+// Fleet shows of a connected server is its ServerStatus). Every field is
 // safe to print: it holds no configuration value, only the masked
-// projection, reason words, field and variable names.
-type Result struct {
+// projection, reason words, field and variable names. Its methods answer
+// a host's usual questions (Usable, NeedsApproval, ApprovalChanged,
+// NeedsTrustedWorkspace, NeedsVariables) without comparing reason words.
+type ServerEvaluation struct {
 	// Name is the server id.
 	Name string
 	// State is what the caller branches on.
@@ -198,25 +211,71 @@ type Result struct {
 	subject *activation.Subject
 }
 
+// Result is the former name of ServerEvaluation.
+//
+// Deprecated: use ServerEvaluation, whose name says what it is beside
+// ServerStatus.
+type Result = ServerEvaluation
+
 // Usable reports whether the server may be used.
-func (r Result) Usable() bool { return r.State == StateAllowed }
+func (r ServerEvaluation) Usable() bool { return r.State == StateAllowed }
+
+// NeedsApproval reports whether an approval is all the server lacks: it is
+// a local, project or plugin server that activation denied because no
+// approval matches its identity (activation.ReasonNotApproved, or
+// activation.ReasonIdentityChanged: see ApprovalChanged). A host asks the
+// user, showing the Projection (what runs, where it connects), and calls
+// Host.Approve. It is false when approving would not help: an unknown
+// repository (activation.ReasonRepositoryUnknown: the profile's Trust is
+// nil or cannot tell, see GitWorkspace), an untrusted workspace
+// (NeedsTrustedWorkspace), a definition that did not resolve, and a
+// decision that failed (Err set).
+func (r ServerEvaluation) NeedsApproval() bool {
+	return r.State == StateDenied && r.Err == nil &&
+		(r.Reason == activation.ReasonNotApproved || r.Reason == activation.ReasonIdentityChanged)
+}
+
+// ApprovalChanged reports whether the server was approved once but its
+// definition or workspace changed since (activation.ReasonIdentityChanged):
+// Mismatch names what changed (activation.Field* words). NeedsApproval is
+// true too; a host says "changed since you approved it".
+func (r ServerEvaluation) ApprovalChanged() bool {
+	return r.State == StateDenied && r.Err == nil && r.Reason == activation.ReasonIdentityChanged
+}
+
+// NeedsTrustedWorkspace reports whether the definition requires a trusted
+// workspace and the host's workspace trust says it is not
+// (activation.ReasonWorkspaceUntrusted): a host asks the user to trust the
+// workspace (WorkspaceOptions.Trusted, Workspace.SetTrusted) and evaluates
+// again.
+func (r ServerEvaluation) NeedsTrustedWorkspace() bool {
+	return r.State == StateDenied && r.Err == nil && r.Reason == activation.ReasonWorkspaceUntrusted
+}
+
+// NeedsVariables reports whether the definition names variables the
+// host's Config.Lookup does not set (definition.ReasonUnsetVariable):
+// Missing lists them; a host asks the user to set them and evaluates
+// again.
+func (r ServerEvaluation) NeedsVariables() bool {
+	return r.State == StateUnresolved && len(r.Missing) > 0
+}
 
 // Evaluation is the result of one run of the flow over a set of sources.
 type Evaluation struct {
-	// Servers holds one Result per defined name, sorted by name.
-	Servers []Result
+	// Servers holds one ServerEvaluation per defined name, sorted by name.
+	Servers []ServerEvaluation
 	// Problems lists every source problem (see definition.Resolve).
 	Problems []definition.SourceProblem
 }
 
-// Server returns the Result named name and true, or false when no source
+// Server returns the ServerEvaluation named name and true, or false when no source
 // defines it.
-func (e Evaluation) Server(name string) (Result, bool) {
+func (e Evaluation) Server(name string) (ServerEvaluation, bool) {
 	i := sort.Search(len(e.Servers), func(i int) bool { return e.Servers[i].Name >= name })
 	if i < len(e.Servers) && e.Servers[i].Name == name {
 		return e.Servers[i], true
 	}
-	return Result{}, false
+	return ServerEvaluation{}, false
 }
 
 // Config is what a host decides about a Host beyond its ports.
@@ -400,7 +459,7 @@ func (h *Host) Dialer() *Dialer { return h.dialer }
 // The order of srcs matters only for the order of Problems. Each server
 // that resolves and materializes is decided by activation (which appends
 // one audit record per decision); a failure to decide is kept in that
-// server's Result.Err with StateDenied, never returned for the whole set.
+// server's ServerEvaluation.Err with StateDenied, never returned for the whole set.
 func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluation {
 	ev, _ := h.evaluate(ctx, srcs)
 	return ev
@@ -426,7 +485,7 @@ func (h *Host) evaluate(ctx context.Context, srcs []definition.Source) (Evaluati
 // evaluateWith is evaluate with decide as the decision.
 func (h *Host) evaluateWith(ctx context.Context, srcs []definition.Source, decide func(context.Context, activation.Subject) (activation.Decision, error)) (Evaluation, definition.Resolution) {
 	res := h.resolve(srcs)
-	ev := Evaluation{Servers: make([]Result, len(res.Servers)), Problems: res.Problems}
+	ev := Evaluation{Servers: make([]ServerEvaluation, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
 		r := h.materialize(ctx, res, s)
 		if r.State == StateAllowed && r.subject != nil {
@@ -621,7 +680,7 @@ func (h *Host) subject(ctx context.Context, srcs []definition.Source, name strin
 	return *r.subject, nil
 }
 
-// materialize turns one resolved name into a Result up to, not including,
+// materialize turns one resolved name into a ServerEvaluation up to, not including,
 // the activation decision: a name that resolved and materialized has
 // StateAllowed and a subject, pending Decide. Before that, its target is
 // put to the Dialer's admission (see Dialer.admit; a stdio target only
@@ -629,8 +688,8 @@ func (h *Host) subject(ctx context.Context, srcs []definition.Source, name strin
 // the egress policy, the process authority, a cwd outside the root) or
 // StateUnresolved (any other class: a URL that is not http(s), a program
 // not on the child's PATH) with the admission's reason and detail.
-func (h *Host) materialize(ctx context.Context, res definition.Resolution, s definition.Server) Result {
-	r := Result{
+func (h *Host) materialize(ctx context.Context, res definition.Resolution, s definition.Server) ServerEvaluation {
+	r := ServerEvaluation{
 		Name:       s.Name,
 		Reason:     s.Reason,
 		Tier:       s.Winner.Tier,
@@ -734,10 +793,10 @@ func (h *Host) materialize(ctx context.Context, res definition.Resolution, s def
 }
 
 // target returns the connectable ports.Target of the server named name in
-// srcs and its Result (as Evaluate would decide it, without the activation
+// srcs and its ServerEvaluation (as Evaluate would decide it, without the activation
 // decision). ok is false when the name is undefined or does not
 // materialize. The Target may hold secrets: it is never printed.
-func (h *Host) target(ctx context.Context, srcs []definition.Source, name string) (t ports.Target, r Result, ok bool) {
+func (h *Host) target(ctx context.Context, srcs []definition.Source, name string) (t ports.Target, r ServerEvaluation, ok bool) {
 	t, _, r, ok = h.materialTarget(ctx, srcs, name)
 	return t, r, ok
 }
@@ -745,11 +804,11 @@ func (h *Host) target(ctx context.Context, srcs []definition.Source, name string
 // materialTarget is target, also returning the materialization the Target
 // was built from (nil when ok is false), whose record of secret stretches
 // masks what the server prints.
-func (h *Host) materialTarget(ctx context.Context, srcs []definition.Source, name string) (ports.Target, *definition.Materialized, Result, bool) {
+func (h *Host) materialTarget(ctx context.Context, srcs []definition.Source, name string) (ports.Target, *definition.Materialized, ServerEvaluation, bool) {
 	res := h.resolve(srcs)
 	s, found := res.Server(name)
 	if !found || s.Def == nil {
-		return ports.Target{}, nil, Result{}, false
+		return ports.Target{}, nil, ServerEvaluation{}, false
 	}
 	r := h.materialize(ctx, res, s)
 	m, err := definition.Materialize(s.Def, h.lookup)

@@ -62,7 +62,7 @@ type Fleet struct {
 type member struct {
 	// base is the result of a server without a supervisor, and Name and
 	// Evaluation of one with a supervisor.
-	base ServerResult
+	base ServerStatus
 	sv   *supervisor.Server
 	// connErr is the failure of the latest Connect of sv that left it Idle
 	// without a failure of its own (its ctx had ended before it started).
@@ -137,7 +137,7 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	var added []*member
 	for _, name := range names {
 		r, ok := ev.Server(name)
-		m := &member{base: ServerResult{Name: name, State: r.State, Class: refusal.None, Reason: r.Reason, Evaluation: r}}
+		m := &member{base: ServerStatus{Name: name, State: r.State, Class: refusal.None, Reason: r.Reason, Evaluation: r}}
 		added = append(added, m)
 		switch {
 		case !ok:
@@ -172,7 +172,7 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		f.mu.Unlock()
 		for _, m := range added {
 			if m.sv != nil {
-				_ = m.sv.Close()
+				_ = m.sv.CloseWith(fleetClosed(""))
 			}
 		}
 		return nil
@@ -292,8 +292,8 @@ func (f *Fleet) observe(m *member, st supervisor.Status) {
 	f.bumpLocked()
 }
 
-// resultLocked returns m's ServerResult now. f.mu is held.
-func (f *Fleet) resultLocked(m *member) ServerResult {
+// resultLocked returns m's ServerStatus now. f.mu is held.
+func (f *Fleet) resultLocked(m *member) ServerStatus {
 	r := m.base
 	if m.sv != nil {
 		st := m.sv.Status()
@@ -389,7 +389,7 @@ func (f *Fleet) setLocked() *catalog.Set {
 //		if g.Closed {
 //			return
 //		}
-//		offer(g.Set.HostTools())
+//		offer(g.Set.ModelTools())
 //		select {
 //		case <-g.Changed:
 //		case <-ctx.Done():
@@ -410,15 +410,15 @@ func (f *Fleet) Current() Generation {
 	return g
 }
 
-// Servers returns one ServerResult per server name of the Fleet (those
+// Servers returns one ServerStatus per server name of the Fleet (those
 // Connect considered and those Add added, less those Remove removed),
 // sorted by name, as they are now: each call reads the supervisors
 // afresh.
-func (f *Fleet) Servers() []ServerResult {
+func (f *Fleet) Servers() []ServerStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	names := f.namesLocked()
-	out := make([]ServerResult, 0, len(names))
+	out := make([]ServerStatus, 0, len(names))
 	for _, n := range names {
 		out = append(out, f.resultLocked(f.members[n]))
 	}
@@ -428,13 +428,6 @@ func (f *Fleet) Servers() []ServerResult {
 // Set returns the tool set of the current generation (see Current), with
 // the refused and failed servers in its rejected bucket.
 func (f *Fleet) Set() *catalog.Set { return f.Current().Set }
-
-// supervisor returns the supervisor of server name, or nil.
-func (f *Fleet) supervisor(name string) *supervisor.Server {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sups[name]
-}
 
 // Wait waits until no connect the Fleet started (Connect's and Add's,
 // in the background or not, and Reconnect's) is running, or ctx ends
@@ -459,7 +452,7 @@ func (f *Fleet) Wait(ctx context.Context) error {
 
 // Reconnect connects server name again and returns when that ends, like
 // Connect for one server: nil once it is Ready, else the failure (Class
-// and Reason as in its ServerResult). From StateFailed (whatever the
+// and Reason as in its ServerStatus). From StateFailed (whatever the
 // class) it starts a new sequence of attempts with fresh counts, so
 // Failed is never final; a Ready server is left alone (nil at once), and
 // one already connecting is joined. If ctx ends first it returns Class
@@ -470,13 +463,13 @@ func (f *Fleet) Wait(ctx context.Context) error {
 // connect a changed definition, Remove it and Add it again. It refuses a
 // name the Fleet does not have (Class Config, ReasonUnknownServer) and one
 // without a supervisor, that was not usable or not connectable (Class
-// Config, ReasonNotConnectable); after Close, Class Internal, Reason
-// "closed".
+// Config, ReasonNotConnectable); after Close, Class Config,
+// ReasonFleetClosed.
 func (f *Fleet) Reconnect(ctx context.Context, name string) error {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return refusal.New(refusal.Internal, supervisor.ReasonClosed, name)
+		return fleetClosed(name)
 	}
 	m := f.members[name]
 	switch {
@@ -504,8 +497,8 @@ func (f *Fleet) Reconnect(ctx context.Context, name string) error {
 // does not have. A name srcs do not define is added as StateUnknown, like
 // Connect's. It refuses, adding nothing, a name the Fleet already has
 // (Class Config, ReasonServerExists: Remove it first); after Close, Class
-// Internal, Reason "closed". Every Add starts a new generation.
-func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...string) ([]ServerResult, error) {
+// Config, ReasonFleetClosed. Every Add starts a new generation.
+func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...string) ([]ServerStatus, error) {
 	f.mu.Lock()
 	closed := f.closed
 	var exists string
@@ -518,17 +511,17 @@ func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...stri
 	f.mu.Unlock()
 	switch {
 	case closed:
-		return nil, refusal.New(refusal.Internal, supervisor.ReasonClosed, "")
+		return nil, fleetClosed("")
 	case exists != "":
 		return nil, refusal.New(refusal.Config, ReasonServerExists, exists)
 	}
 	added := f.add(ctx, srcs, names, f.opts.Background)
 	if added == nil && f.isClosed() {
-		return nil, refusal.New(refusal.Internal, supervisor.ReasonClosed, "")
+		return nil, fleetClosed("")
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]ServerResult, 0, len(added))
+	out := make([]ServerStatus, 0, len(added))
 	for _, n := range added {
 		if m := f.members[n]; m != nil {
 			out = append(out, f.resultLocked(m))
@@ -539,17 +532,18 @@ func (f *Fleet) Add(ctx context.Context, srcs []definition.Source, names ...stri
 
 // Remove removes server name from the Fleet: it is gone from Servers and
 // the Set at once (a new generation), its supervisor is closed (its
-// session and child process ended, a connect of it ended with Class
-// Internal "closed") before Remove returns, and the tools of its catalogs
-// refuse every call (Class Internal, supervisor.ReasonClosed: they belong
-// to that supervisor, even if the name is added again). It returns the supervisor's close failure, if any.
-// It refuses a name the Fleet does not have (Class Config,
-// ReasonUnknownServer); after Close, Class Internal, Reason "closed".
+// session and child process ended, a connect of it ended) before Remove
+// returns, and the tools, prompts and resources of its catalogs refuse
+// every call with Class Config, ReasonServerRemoved, naming the server
+// (they belong to that supervisor, even if the name is added again). It
+// returns the supervisor's close failure, if any. It refuses a name the
+// Fleet does not have (Class Config, ReasonUnknownServer); after Close,
+// Class Config, ReasonFleetClosed.
 func (f *Fleet) Remove(name string) error {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return refusal.New(refusal.Internal, supervisor.ReasonClosed, name)
+		return fleetClosed(name)
 	}
 	m := f.members[name]
 	if m == nil {
@@ -561,9 +555,16 @@ func (f *Fleet) Remove(name string) error {
 	f.bumpLocked()
 	f.mu.Unlock()
 	if m.sv != nil {
-		return m.sv.Close()
+		return m.sv.CloseWith(&refusal.Error{Class: refusal.Config, Reason: ReasonServerRemoved,
+			Detail: "the server was removed from the Fleet"})
 	}
 	return nil
+}
+
+// fleetClosed is the refusal of every use of a closed Fleet (and, with the
+// server id, of its servers' tools, prompts and resources).
+func fleetClosed(server string) *refusal.Error {
+	return &refusal.Error{Class: refusal.Config, Reason: ReasonFleetClosed, Server: server, Detail: "the Fleet was closed"}
 }
 
 // isClosed reports whether Close was called.
@@ -573,58 +574,136 @@ func (f *Fleet) isClosed() bool {
 	return f.closed
 }
 
-// Call calls the tool named tool (its name on the server, not the
-// host-facing name: for that, see CallTool) of the server named server,
-// through the server's current catalog: the arguments are validated
-// against the narrowed schema before anything is sent (an
-// *catalog.ArgumentError, Class Config, Reason "invalid_arguments"). It
-// refuses with a *refusal.Error: a server the Fleet does not supervise
-// (Class Config, ReasonUnknownServer), a server without a catalog (the
-// supervisor's last failure, or Class Transient supervisor.ReasonNotConnected),
-// and a tool the catalog does not hold (Class Config, ReasonUnknownTool).
-// Other errors are those of catalog.Tool.Call, which calls through the
-// server's supervisor: the call is bounded by its CallTimeout and
-// CallTimeoutMax (see ConnectOptions.Supervisor) and fails with Class
-// Transient, supervisor.ReasonCallTimeout when it outlives them. A host
-// that wants the call's progress passes a ctx from ports.WithProgress:
-// only such a call sends the server a progress token, gets its progress
-// and has its CallTimeout window restarted by it; without one,
-// CallTimeout bounds the whole call (a long job that reports progress is
-// cut off all the same).
-func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
-	sv := f.supervisor(server)
-	if sv == nil {
-		return ports.ToolResult{}, refusal.New(refusal.Config, ReasonUnknownServer, server)
-	}
-	cat := sv.Catalog()
-	if cat == nil {
-		if st := sv.Status(); st.Err != nil {
-			return ports.ToolResult{}, st.Err
-		}
-		return ports.ToolResult{}, refusal.New(refusal.Transient, supervisor.ReasonNotConnected, server)
+// CallServerTool calls the tool whose name on the server named server is
+// tool (for the host-facing name a model saw, see CallHostTool), through
+// the server's current catalog: the arguments are validated against the
+// narrowed schema before anything is sent (an *catalog.ArgumentError,
+// Class Config, Reason "invalid_arguments"). It refuses with a
+// *refusal.Error naming the server: a server the Fleet does not have
+// (Class Config, ReasonUnknownServer), a server that is not connected now
+// (ReasonServerUnavailable: failed, connecting, or not usable; its Detail
+// says the state and reason word), a tool the catalog does not hold (Class
+// Config, ReasonUnknownTool), and after Close (Class Config,
+// ReasonFleetClosed). Other errors are those of catalog.Tool.Call, which
+// calls through the server's supervisor: the call is bounded by its
+// CallTimeout and CallTimeoutMax (see ConnectOptions.Supervisor) and
+// fails with Class Transient, supervisor.ReasonCallTimeout when it
+// outlives them. A host that wants the call's progress passes a ctx from
+// WithProgress: only such a call sends the server a progress token, gets
+// its progress and has its CallTimeout window restarted by it; without
+// one, CallTimeout bounds the whole call (a long job that reports
+// progress is cut off all the same).
+func (f *Fleet) CallServerTool(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
+	cat, err := f.ServerCatalog(server)
+	if err != nil {
+		return ports.ToolResult{}, err
 	}
 	// Host-facing names are a pure function of (server, tool): one map
 	// lookup, however large the catalog.
-	if t, ok := cat.Tool(catalog.ToolName(cat.Server, tool)); ok && t.ServerName() == tool {
+	if t, ok := cat.Tool(catalog.ToolName(cat.Server, tool)); ok && t.NameOnServer() == tool {
 		return t.Call(ctx, args)
 	}
 	return ports.ToolResult{}, &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool, Server: server,
 		Detail: "the server's catalog has no tool of that name"}
 }
 
-// CallTool calls the tool of the current Set whose host-facing name is
-// hostName (the name the model saw, catalog.ToolName of the server and
-// its tool), as Call calls a (server, tool) pair: the same validation,
-// bounds and errors. A name the current Set does not hold — never
-// offered, gone, or rejected as a name collision across servers — is
-// refused with Class Config, ReasonUnknownTool (no server named).
-func (f *Fleet) CallTool(ctx context.Context, hostName string, args json.RawMessage) (ports.ToolResult, error) {
-	t, ok := f.Set().Tool(hostName)
-	if !ok {
-		return ports.ToolResult{}, &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool,
-			Detail: "the Fleet's tool set has no tool of that host-facing name"}
+// CallHostTool calls the tool of the current Set whose host-facing name is
+// hostName (the name the model saw: ToolName of the server and its tool),
+// as CallServerTool calls a (server, tool) pair: the same validation,
+// bounds and errors. A name the current Set does not hold is refused by
+// what became of its server (catalog.IsToolNameOf tells which server a
+// name belongs to, without its catalog): ReasonServerUnavailable naming
+// the server when that server is not connected now (so the host can tell
+// the model the server is down); Class Config, ReasonUnknownTool naming
+// the server when it is connected and lacks the tool (gone, or rejected as
+// a name collision across servers); ReasonUnknownTool without a server
+// when no server of the Fleet, or more than one, can own the name.
+func (f *Fleet) CallHostTool(ctx context.Context, hostName string, args json.RawMessage) (ports.ToolResult, error) {
+	g := f.Current()
+	if t, ok := g.Set.Tool(hostName); ok {
+		return t.Call(ctx, args)
 	}
-	return t.Call(ctx, args)
+	if g.Closed {
+		return ports.ToolResult{}, fleetClosed("")
+	}
+	return ports.ToolResult{}, f.missingTool(hostName)
+}
+
+// missingTool returns the refusal of a host-facing name the current Set
+// lacks (see CallHostTool).
+func (f *Fleet) missingTool(hostName string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var owner *member
+	for name, m := range f.members {
+		if !catalog.IsToolNameOf(hostName, name) {
+			continue
+		}
+		if owner != nil { // two servers can own it: say neither
+			owner = nil
+			break
+		}
+		owner = m
+	}
+	switch {
+	case f.closed:
+		return fleetClosed("")
+	case owner == nil:
+		return &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool,
+			Detail: "the Fleet's tool set has no tool of that host-facing name"}
+	case owner.sv != nil && owner.sv.Status().State == supervisor.Ready:
+		return &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool, Server: owner.base.Name,
+			Detail: "the server has no tool of that host-facing name"}
+	}
+	return f.unavailableLocked(owner)
+}
+
+// unavailableLocked returns the refusal of a call to m, which is not
+// connected: ReasonServerUnavailable naming it, of the class a caller
+// branches on (Transient while it connects, its failure's once it failed,
+// Refused for a server denied or refused, Config for one that did not
+// resolve), its Detail the server's state and reason word. f.mu is held.
+func (f *Fleet) unavailableLocked(m *member) *refusal.Error {
+	state, class, reason := m.base.State, refusal.Config, m.base.Reason
+	if m.sv != nil {
+		var err *refusal.Error
+		state, err = m.stateOf(m.sv.Status())
+		class, reason = refusal.Transient, ""
+		if err != nil {
+			reason = err.Reason
+			if state == StateFailed {
+				class = err.Class
+			}
+		}
+	} else {
+		switch state {
+		case StateDenied, StateRefused:
+			class = refusal.Refused
+		case StateFailed:
+			class = m.base.Class
+		}
+	}
+	detail := "the server is " + string(state)
+	if reason != "" {
+		detail += " (" + reason + ")"
+	}
+	return &refusal.Error{Class: class, Reason: ReasonServerUnavailable, Server: m.base.Name, Detail: detail}
+}
+
+// Call is CallServerTool.
+//
+// Deprecated: use CallServerTool, whose name says it takes the tool's name
+// on the server.
+func (f *Fleet) Call(ctx context.Context, server, tool string, args json.RawMessage) (ports.ToolResult, error) {
+	return f.CallServerTool(ctx, server, tool, args)
+}
+
+// CallTool is CallHostTool.
+//
+// Deprecated: use CallHostTool, whose name says it takes the host-facing
+// name.
+func (f *Fleet) CallTool(ctx context.Context, hostName string, args json.RawMessage) (ports.ToolResult, error) {
+	return f.CallHostTool(ctx, hostName, args)
 }
 
 // Close closes every supervisor, waiting until each has stopped (no
@@ -633,8 +712,12 @@ func (f *Fleet) CallTool(ctx context.Context, hostName string, args json.RawMess
 // last one logged (MsgServerLogDropped), and returns the first close
 // failure. Its generation is the
 // Fleet's last (Generation.Closed); Servers then shows every supervised
-// server StateClosed. Add, Remove and Reconnect refuse after it. It is
-// idempotent.
+// server StateClosed, and OnStatus hears each one's Closed status without
+// a failure (a failure reported before is not reported again). Add,
+// Remove and Reconnect refuse after it, and so does every tool, prompt
+// and resource of the Fleet, old generations' included: Class Config,
+// ReasonFleetClosed, naming the server (never Class Internal: the host
+// closed it). It is idempotent.
 func (f *Fleet) Close() error {
 	f.closeOnce.Do(func() {
 		f.mu.Lock()
@@ -652,11 +735,12 @@ func (f *Fleet) Close() error {
 		var wg sync.WaitGroup
 		errs := make([]error, 0, len(sups))
 		var mu sync.Mutex
+		why := fleetClosed("")
 		for _, sv := range sups {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := sv.Close(); err != nil {
+				if err := sv.CloseWith(why); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()

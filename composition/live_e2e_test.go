@@ -36,20 +36,20 @@ func TestFleetLiveEndToEnd(t *testing.T) {
 	require.False(t, has(g1, extra))
 
 	// Added at run time.
-	res, err := f.CallTool(ctx, catalog.ToolName("example", "tool_add"), json.RawMessage(`{"name":"extra","field":"a"}`))
+	res, err := f.CallHostTool(ctx, catalog.ToolName("example", "tool_add"), json.RawMessage(`{"name":"extra","field":"a"}`))
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	g2 := awaitGen(t, f, "the added tool", func(g Generation) bool { return has(g, extra) })
 	assert.Greater(t, g2.N, g1.N)
 	old, _ := g2.Set.Tool(extra)
-	res, err = f.CallTool(ctx, extra, json.RawMessage(`{"a":"hi"}`))
+	res, err = f.CallHostTool(ctx, extra, json.RawMessage(`{"a":"hi"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "hi", text(t, res))
 	assert.Contains(t, toolNames(result(t, f, "example")), extra, "Servers follows")
 
 	// Replaced with another schema: the older tool is refused by name,
 	// its old arguments never validated against the stale schema.
-	_, err = f.Call(ctx, "example", "tool_add", json.RawMessage(`{"name":"extra","field":"b"}`))
+	_, err = f.CallServerTool(ctx, "example", "tool_add", json.RawMessage(`{"name":"extra","field":"b"}`))
 	require.NoError(t, err)
 	g3 := awaitGen(t, f, "the replaced tool", func(g Generation) bool {
 		tl, ok := g.Set.Tool(extra)
@@ -64,14 +64,14 @@ func TestFleetLiveEndToEnd(t *testing.T) {
 	assert.Equal(t, "there", text(t, res))
 
 	// Removed.
-	_, err = f.CallTool(ctx, catalog.ToolName("example", "tool_remove"), json.RawMessage(`{"name":"extra"}`))
+	_, err = f.CallHostTool(ctx, catalog.ToolName("example", "tool_remove"), json.RawMessage(`{"name":"extra"}`))
 	require.NoError(t, err)
 	awaitGen(t, f, "the removed tool gone", func(g Generation) bool { return !has(g, extra) })
 	_, err = cur.Call(ctx, json.RawMessage(`{"b":"there"}`))
 	assert.Equal(t, catalog.ReasonToolRemoved, refusal.ReasonOf(err))
-	_, err = f.CallTool(ctx, extra, json.RawMessage(`{"b":"there"}`))
+	_, err = f.CallHostTool(ctx, extra, json.RawMessage(`{"b":"there"}`))
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err))
-	_, err = f.Call(ctx, "example", "extra", json.RawMessage(`{"b":"there"}`))
+	_, err = f.CallServerTool(ctx, "example", "extra", json.RawMessage(`{"b":"there"}`))
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err))
 
 	// The tools unchanged by all this are still the older generations'.
@@ -103,7 +103,7 @@ func TestAbortedStdioCallEndsTheProcess(t *testing.T) {
 	t.Cleanup(func() { _ = f.Close() })
 	bg := context.Background()
 	extra := catalog.ToolName("example", "extra")
-	_, err := f.Call(bg, "example", "tool_add", json.RawMessage(`{"name":"extra","field":"a"}`))
+	_, err := f.CallServerTool(bg, "example", "tool_add", json.RawMessage(`{"name":"extra","field":"a"}`))
 	require.NoError(t, err)
 	g := awaitGen(t, f, "the added tool", func(g Generation) bool { _, ok := g.Set.Tool(extra); return ok })
 	held, _ := g.Set.Tool(extra)
@@ -112,12 +112,12 @@ func TestAbortedStdioCallEndsTheProcess(t *testing.T) {
 
 	other := make(chan error, 1)
 	go func() {
-		_, err := f.Call(bg, "example", "slow", json.RawMessage(`{"ms":10000}`))
+		_, err := f.CallServerTool(bg, "example", "slow", json.RawMessage(`{"ms":10000}`))
 		other <- err
 	}()
 	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
 	defer cancel()
-	_, err = f.Call(ctx, "example", "slow", json.RawMessage(`{"ms":10000}`))
+	_, err = f.CallServerTool(ctx, "example", "slow", json.RawMessage(`{"ms":10000}`))
 	assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
 	assert.Equal(t, supervisor.ReasonTimeout, refusal.ReasonOf(err))
 	select {
@@ -137,7 +137,7 @@ func TestAbortedStdioCallEndsTheProcess(t *testing.T) {
 	assert.NotEqual(t, before[0], after[0], "a new process")
 	_, err = held.Call(bg, json.RawMessage(`{"a":"x"}`))
 	assert.Equal(t, catalog.ReasonToolRemoved, refusal.ReasonOf(err), "the old process's tool is gone")
-	res, err := f.Call(bg, "example", "echo", json.RawMessage(`{"text":"back"}`))
+	res, err := f.CallServerTool(bg, "example", "echo", json.RawMessage(`{"text":"back"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "back", text(t, res))
 }

@@ -175,13 +175,13 @@ func TestFleetFollowsListChanged(t *testing.T) {
 	require.NoError(t, err, "the current tool validates against the current schema")
 
 	// By host-facing name, and by (server, tool).
-	_, err = f.CallTool(ctx, catalog.ToolName("a", "added"), nil)
+	_, err = f.CallHostTool(ctx, catalog.ToolName("a", "added"), nil)
 	require.NoError(t, err)
-	_, err = f.Call(ctx, "a", "added", nil)
+	_, err = f.CallServerTool(ctx, "a", "added", nil)
 	require.NoError(t, err)
-	_, err = f.CallTool(ctx, catalog.ToolName("a", "drop"), nil)
+	_, err = f.CallHostTool(ctx, catalog.ToolName("a", "drop"), nil)
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err))
-	_, err = f.CallTool(ctx, "added", nil)
+	_, err = f.CallHostTool(ctx, "added", nil)
 	assert.Equal(t, ReasonUnknownTool, refusal.ReasonOf(err), "a server's tool name is not a host-facing name")
 
 	// A failed refresh: the catalog is kept, marked stale, in the set and
@@ -239,7 +239,7 @@ func TestFleetBackgroundConnect(t *testing.T) {
 	close(release)
 	require.NoError(t, f.Wait(context.Background()))
 	assert.Equal(t, StateConnected, result(t, f, "a").State)
-	_, err := f.CallTool(context.Background(), catalog.ToolName("a", "t"), nil)
+	_, err := f.CallHostTool(context.Background(), catalog.ToolName("a", "t"), nil)
 	require.NoError(t, err)
 
 	// Close ends a background connect that is still running.
@@ -340,7 +340,8 @@ func TestFleetAddRemove(t *testing.T) {
 		return n
 	}())
 	_, err = ta.Call(context.Background(), nil)
-	assert.Equal(t, supervisor.ReasonClosed, refusal.ReasonOf(err), "a removed server's tools refuse")
+	assert.Equal(t, ReasonServerRemoved, refusal.ReasonOf(err), "a removed server's tools refuse")
+	assert.Equal(t, refusal.Config, refusal.ClassOf(err))
 	assert.Equal(t, ReasonUnknownServer, refusal.ReasonOf(f.Remove("a")))
 
 	// The name can be added again, with a new supervisor.
@@ -348,14 +349,17 @@ func TestFleetAddRemove(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, added, 1)
 	assert.Equal(t, StateConnected, added[0].State)
-	_, err = f.CallTool(context.Background(), catalog.ToolName("a", "t"), nil)
+	_, err = f.CallHostTool(context.Background(), catalog.ToolName("a", "t"), nil)
 	require.NoError(t, err)
 
 	require.NoError(t, f.Close())
 	_, err = f.Add(context.Background(), srcs, "c")
-	assert.Equal(t, supervisor.ReasonClosed, refusal.ReasonOf(err))
-	assert.Equal(t, supervisor.ReasonClosed, refusal.ReasonOf(f.Remove("b")))
-	assert.Equal(t, supervisor.ReasonClosed, refusal.ReasonOf(f.Reconnect(context.Background(), "b")))
+	assert.Equal(t, ReasonFleetClosed, refusal.ReasonOf(err))
+	assert.Equal(t, ReasonFleetClosed, refusal.ReasonOf(f.Remove("b")))
+	assert.Equal(t, ReasonFleetClosed, refusal.ReasonOf(f.Reconnect(context.Background(), "b")))
+	for _, err := range []error{err, f.Remove("b"), f.Reconnect(context.Background(), "b")} {
+		assert.Equal(t, refusal.Config, refusal.ClassOf(err), "a closed Fleet is no bug of mcpward")
+	}
 }
 
 // TestFleetConcurrentUse: reads, calls, refreshes, Add and Remove at once

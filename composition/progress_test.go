@@ -47,9 +47,9 @@ func TestCallProgressTokenOnlyWhenAsked(t *testing.T) {
 		name string
 		call func(context.Context) (ports.ToolResult, error)
 	}{
-		{"Call", func(ctx context.Context) (ports.ToolResult, error) { return f.Call(ctx, "s", "token", nil) }},
+		{"Call", func(ctx context.Context) (ports.ToolResult, error) { return f.CallServerTool(ctx, "s", "token", nil) }},
 		{"CallTool", func(ctx context.Context) (ports.ToolResult, error) {
-			return f.CallTool(ctx, catalog.ToolName("s", "token"), nil)
+			return f.CallHostTool(ctx, catalog.ToolName("s", "token"), nil)
 		}},
 	} {
 		for _, c := range []struct {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/refusal"
-	"github.com/mcpward/mcpward/core/supervisor"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -20,23 +19,27 @@ const (
 )
 
 // ServerCatalog returns the current catalog of the server named server
-// (possibly stale or partial), or the refusal that says why there is none:
-// a server Connect did not start (Class Config, ReasonUnknownServer), or
-// one without a catalog (the supervisor's last failure, or Class
-// Transient supervisor.ReasonNotConnected).
+// (possibly stale or partial), or the refusal that says why there is none,
+// naming the server: a server the Fleet does not have (Class Config,
+// ReasonUnknownServer), one without a catalog (ReasonServerUnavailable:
+// failed, connecting, or not usable; see Fleet.CallServerTool), and
+// after Close (Class Config, ReasonFleetClosed).
 func (f *Fleet) ServerCatalog(server string) (*catalog.Catalog, error) {
-	sv := f.supervisor(server)
-	if sv == nil {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m := f.members[server]
+	switch {
+	case f.closed:
+		return nil, fleetClosed(server)
+	case m == nil:
 		return nil, refusal.New(refusal.Config, ReasonUnknownServer, server)
+	case m.sv == nil:
+		return nil, f.unavailableLocked(m)
 	}
-	cat := sv.Catalog()
-	if cat == nil {
-		if st := sv.Status(); st.Err != nil {
-			return nil, st.Err
-		}
-		return nil, refusal.New(refusal.Transient, supervisor.ReasonNotConnected, server)
+	if cat := m.sv.Catalog(); cat != nil {
+		return cat, nil
 	}
-	return cat, nil
+	return nil, f.unavailableLocked(m)
 }
 
 // GetPrompt gets the prompt named prompt (its name on the server) of the

@@ -97,7 +97,7 @@ func TestFleetEverythingContent(t *testing.T) {
 
 	const uri = "demo://resource/dynamic/text/1"
 	require.NoError(t, f.Subscribe(ctx, "every", uri))
-	_, err = f.Call(ctx, "every", "toggle-subscriber-updates", nil)
+	_, err = f.CallServerTool(ctx, "every", "toggle-subscriber-updates", nil)
 	require.NoError(t, err)
 	select {
 	case u := <-updates:
@@ -106,6 +106,6 @@ func TestFleetEverythingContent(t *testing.T) {
 		t.Fatal("no resource update reached the host")
 	}
 	require.NoError(t, f.Unsubscribe(ctx, "every", uri))
-	_, err = f.Call(ctx, "every", "toggle-subscriber-updates", nil)
+	_, err = f.CallServerTool(ctx, "every", "toggle-subscriber-updates", nil)
 	require.NoError(t, err)
 }

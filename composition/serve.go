@@ -65,7 +65,7 @@ type GatewayOptions struct {
 	// client's cancel stopped its process, or after it was lost) for it
 	// to be connected, before the request is sent; nothing is sent before.
 	// 0 fails such a call at once (Class Transient, Reason
-	// "not_connected").
+	// "server_unavailable").
 	ReconnectWait time.Duration
 }
 
@@ -261,14 +261,14 @@ func (g *Gateway) serverState(server string) State {
 }
 
 // notConnected reports whether err says the server had no session, so
-// nothing was sent (supervisor.ReasonNotConnected).
+// nothing was sent (supervisor.ReasonServerUnavailable).
 func notConnected(err error) bool {
 	var re *refusal.Error
-	return errors.As(err, &re) && re.Class == refusal.Transient && re.Reason == supervisor.ReasonNotConnected
+	return errors.As(err, &re) && re.Class == refusal.Transient && re.Reason == supervisor.ReasonServerUnavailable
 }
 
 // whenConnected runs do and, while it fails because server had no
-// usable session (nothing was sent: supervisor.ReasonNotConnected) and
+// usable session (nothing was sent: supervisor.ReasonServerUnavailable) and
 // the server is connecting or about to (not failed, not closed), runs it
 // again at each change of the Fleet, at most GatewayOptions.ReconnectWait
 // in all and while ctx lasts. Only such a failure is tried again: a
@@ -317,25 +317,25 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 			for _, t := range c.Tools {
 				name := t.HostName()
 				if g.only != "" {
-					name = t.ServerName()
+					name = t.NameOnServer()
 				} else if _, ok := gen.Set.Tool(name); !ok {
 					continue // a name collision across servers: in the rejected bucket
 				}
 				spec := t.Spec()
 				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Title: spec.Title, Description: spec.Description,
 					InputSchema: spec.InputSchema, OutputSchema: spec.OutputSchema, Annotations: annotationsJSON(spec.Annotations)})
-				routes[name] = route{server: c.Server, tool: t.ServerName()}
+				routes[name] = route{server: c.Server, tool: t.NameOnServer()}
 			}
 			for _, p := range c.Prompts {
 				name := p.HostName()
 				if g.only != "" {
-					name = p.ServerName()
+					name = p.NameOnServer()
 				}
 				if _, dup := routes["prompt:"+name]; dup {
 					continue // the first of equal names is the one offered
 				}
 				cat.Prompts = append(cat.Prompts, mcpserve.Prompt{Name: name, Title: p.Title(), Description: p.Description(), Arguments: p.Arguments()})
-				routes["prompt:"+name] = route{server: c.Server, tool: p.ServerName()}
+				routes["prompt:"+name] = route{server: c.Server, tool: p.NameOnServer()}
 			}
 			for _, r := range c.Resources {
 				if _, dup := routes["resource:"+r.URI()]; dup {
@@ -388,7 +388,7 @@ func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.Raw
 			Detail: "no tool of that name is offered"}
 	}
 	start := g.now()
-	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.Call(ctx, rt.server, rt.tool, args) })
+	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.CallServerTool(ctx, rt.server, rt.tool, args) })
 	g.audit(rt, g.now().Sub(start), len(args), r, err)
 	return r, err
 }
@@ -536,7 +536,7 @@ func (g *Gateway) ResourceUpdated(u ports.ResourceUpdate) {
 
 // StatusLine is one server's line of the status tool: "NAME: STATE",
 // then " (CLASS REASON)" when it has a failure or an evaluation reason.
-func StatusLine(r ServerResult) string {
+func StatusLine(r ServerStatus) string {
 	line := r.Name + ": " + string(r.State)
 	switch {
 	case r.Class != refusal.None && r.Reason != "":

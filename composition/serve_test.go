@@ -101,9 +101,9 @@ func TestTemplatePrefix(t *testing.T) {
 }
 
 func TestStatusLine(t *testing.T) {
-	assert.Equal(t, "a: connected", StatusLine(ServerResult{Name: "a", State: StateConnected}))
-	assert.Equal(t, "a: failed (transient spawn_failed)", StatusLine(ServerResult{Name: "a", State: StateFailed, Class: refusal.Transient, Reason: "spawn_failed"}))
-	assert.Equal(t, "a: denied (policy_denied)", StatusLine(ServerResult{Name: "a", State: "denied", Class: refusal.None, Reason: "policy_denied"}))
+	assert.Equal(t, "a: connected", StatusLine(ServerStatus{Name: "a", State: StateConnected}))
+	assert.Equal(t, "a: failed (transient spawn_failed)", StatusLine(ServerStatus{Name: "a", State: StateFailed, Class: refusal.Transient, Reason: "spawn_failed"}))
+	assert.Equal(t, "a: denied (policy_denied)", StatusLine(ServerStatus{Name: "a", State: "denied", Class: refusal.None, Reason: "policy_denied"}))
 }
 
 // TestAnnotationsJSON: a tool's hints reach the downstream client in the

@@ -79,7 +79,7 @@ func TestGatewayForwardsServerLogs(t *testing.T) {
 			defer cs.Close()
 			require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}))
 
-			_, err = f.Call(ctx, "logger", "log", json.RawMessage(`{}`))
+			_, err = f.CallServerTool(ctx, "logger", "log", json.RawMessage(`{}`))
 			require.NoError(t, err)
 			for _, want := range []string{"warning", "error"} {
 				select {

@@ -246,7 +246,7 @@ func TestSoakCalls(t *testing.T) {
 					return
 				}
 				want := "call-" + strconv.Itoa(i)
-				res, err := f.Call(ctx, names[i%soakServers], "echo", json.RawMessage(`{"text":"`+want+`"}`))
+				res, err := f.CallServerTool(ctx, names[i%soakServers], "echo", json.RawMessage(`{"text":"`+want+`"}`))
 				if err == nil && (res.IsError || echoed(res) != want) {
 					err = fmt.Errorf("result %s", res.Content)
 				}

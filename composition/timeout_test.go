@@ -67,7 +67,7 @@ func TestCallTimeoutStdio(t *testing.T) {
 		call func() error
 	}{
 		{"Fleet.Call", func() error {
-			_, err := f.Call(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
+			_, err := f.CallServerTool(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
 			return err
 		}},
 		{"ports.Tool", func() error {
@@ -81,7 +81,7 @@ func TestCallTimeoutStdio(t *testing.T) {
 			var before []int
 			require.Eventually(t, func() bool {
 				before = pids(bin)
-				_, err := f.Call(context.Background(), "example", "echo", json.RawMessage(`{"text":"up"}`))
+				_, err := f.CallServerTool(context.Background(), "example", "echo", json.RawMessage(`{"text":"up"}`))
 				return err == nil && len(before) == 1
 			}, 10*time.Second, 20*time.Millisecond, "the server did not come back")
 
@@ -107,7 +107,7 @@ func TestCallTimeoutHTTP(t *testing.T) {
 	tool, ok := f.Set().Tool(catalog.ToolName("example", "slow"))
 	require.True(t, ok)
 
-	_, err := f.Call(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
+	_, err := f.CallServerTool(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
 	requireCallTimeout(t, err)
 	_, err = tool.Call(context.Background(), json.RawMessage(`{"ms":10000}`))
 	requireCallTimeout(t, err)
@@ -119,7 +119,7 @@ func TestCallTimeoutHTTP(t *testing.T) {
 	assert.Equal(t, supervisor.ReasonTimeout, refusal.ReasonOf(err))
 
 	// The session stayed up.
-	res, err := f.Call(context.Background(), "example", "echo", json.RawMessage(`{"text":"after"}`))
+	res, err := f.CallServerTool(context.Background(), "example", "echo", json.RawMessage(`{"text":"after"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "after", text(t, res))
 }
@@ -216,7 +216,7 @@ func TestDefinitionTimeoutCall(t *testing.T) {
 			t.Cleanup(func() { _ = f.Close() })
 			require.Equal(t, StateConnected, result(t, f, "example").State)
 			start := time.Now()
-			_, err := f.Call(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
+			_, err := f.CallServerTool(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
 			requireCallTimeout(t, err)
 			assert.Less(t, time.Since(start), 5*time.Second, "ended by a timeout, not by the 10 s tool")
 		})

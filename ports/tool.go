@@ -81,7 +81,7 @@ type Tool interface {
 	// calls in flight on that process fail with a Transient refusal too;
 	// the supervisor starts a new process at once (no backoff sleep, not
 	// counted as a disconnect) and, until it is ready, calls fail with
-	// Class Transient, Reason "not_connected" without reaching the server;
+	// Class Transient, Reason "server_unavailable" without reaching the server;
 	// afterwards calls go to the new process (whatever state the old one
 	// held is gone). Over HTTP an aborted call leaves the session up.
 	//

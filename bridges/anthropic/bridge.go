@@ -2,15 +2,25 @@
 // through the Anthropic Messages API (github.com/anthropics/anthropic-sdk-go/v2)
 // and runs the tool calls the model asks for.
 //
-// Tools turns the tools a host offers (a composition Fleet's
-// fleet.Current().Set.HostTools(), or any []ports.Tool) into the SDK's
-// tool parameters; Dispatch takes the model's reply, makes the calls of
-// its tool_use blocks through those same tools (a confirmation hook the
-// host supplies first, a few at a time) and returns the tool_result
-// blocks of the user message that answers it. A refused or failed call is
-// an error result the model can read (the refusal's class and reason
-// words), never a Go error: the loop goes on, and the model may try
-// again.
+// Two paths, one Options (toolcall.Options, the OpenAI bridge's too):
+//
+//   - The hand-written loop: Tools turns the tools a host offers (a
+//     composition Fleet's fleet.Current().Set.ModelTools(), or any
+//     []ports.Tool) into the SDK's tool parameters; Dispatch takes the
+//     model's reply, makes the calls of its tool_use blocks through those
+//     same tools (a confirmation hook the host supplies first, a few at a
+//     time) and returns the tool_result blocks of the user message that
+//     answers it.
+//   - The SDK's own tool runner: BetaTools turns the same tools into
+//     anthropic.BetaTool values for client.Beta.Messages.NewToolRunner,
+//     as the SDK's mcp.NewBetaTools does for a go-sdk session, keeping
+//     mcpward's host-facing names, the confirmation and the bounds.
+//
+// A refused or failed call is an error result the model can read (the
+// refusal's class and reason words), never a Go error: the loop goes on,
+// and the model may try again. A result's structured content is sent as
+// Options.Structured says: by default only when the result has no other
+// content, the rule of the SDK's own MCP helper.
 //
 // The package name is anthropicbridge (the SDK's is anthropic); its import
 // path is github.com/mcpward/mcpward/bridges/anthropic.
@@ -32,29 +42,24 @@ import (
 // Options.Confirm).
 type Call = toolcall.Call
 
-// Options tune Tools and Dispatch. The zero value (or nil) means every
-// default.
-type Options struct {
-	// Confirm, when set, is asked before each call of an offered tool,
-	// one at a time in the reply's order (never concurrently): nil lets
-	// the call go, an error refuses it (the model reads an error result:
-	// the class and reason of a *refusal.Error, else "refused declined").
-	// A call of a tool that was not offered is refused without asking.
-	//
-	// c.Spec.Annotations carry the server's readOnlyHint, destructiveHint
-	// and the like. They are claims of an untrusted server, nothing
-	// checks them: a host may ask about tools marked destructive (or
-	// unmarked: the protocol's default is destructive) and let those
-	// marked read-only through, but that trusts the server's word, so it
-	// should do so only for servers it trusts that far.
-	Confirm func(ctx context.Context, c Call) error
-	// MaxParallel bounds the calls Dispatch makes at once; 0 (or less)
-	// means toolcall.DefaultMaxParallel (4), 1 one after another.
-	MaxParallel int
-	// MaxDescription bounds each tool's description, in characters; 0
-	// (or less) means toolcall.DefaultMaxDescription (1024).
-	MaxDescription int
-}
+// Options tune Tools, Dispatch and BetaTools: toolcall.Options, the one
+// options type of both bridges. Confirm is asked before each call (one at
+// a time, never concurrently: in the reply's order for Dispatch, in the
+// order the runner starts them for BetaTools); MaxParallel bounds the
+// calls at once (toolcall.DefaultMaxParallel, 4, when 0); MaxDescription
+// bounds each tool's description (toolcall.DefaultMaxDescription, 1024
+// characters); OnProgress gets each call's progress with the call (its
+// tool_use id for Dispatch); Structured chooses how structured content is
+// sent (toolcall.StructuredFallback: only when the result has no other
+// content). The zero value (or nil) means every default.
+//
+// c.Spec.Annotations, given to Confirm, carry the server's readOnlyHint,
+// destructiveHint and the like. They are claims of an untrusted server,
+// nothing checks them: a host may ask about tools marked destructive (or
+// unmarked: the protocol's default is destructive) and let those marked
+// read-only through, but that trusts the server's word, so it should do
+// so only for servers it trusts that far.
+type Options = toolcall.Options
 
 // Tools returns tools as the Messages API's tool parameters, in their
 // order: each a custom tool with the tool's host-facing name (the API's
@@ -106,8 +111,9 @@ func Tools(tools []ports.Tool, opts *Options) []anthropic.ToolUnionParam {
 // It returns no blocks when msg has no tool_use. A result's content is
 // toolcall.Parts of the tool's result: text blocks as text, a JPEG, PNG,
 // GIF or WebP image (or embedded blob of those types) as an image block,
-// any other binary block as a note, structured content as its JSON text;
-// is_error is set for an error result of the tool. A call that was not
+// any other binary block as a note, structured content as its JSON text
+// where Options.Structured sends it (by default only for a result without
+// other content); is_error is set for an error result of the tool. A call that was not
 // made or failed (the tool's refusal, invalid arguments, Confirm's no, a
 // tool not offered) is an is_error result whose text is
 // toolcall.ErrorText: class and reason words, never a secret. Calls run
@@ -131,16 +137,16 @@ func Dispatch(ctx context.Context, tools []ports.Tool, msg *anthropic.Message, o
 		return nil, nil
 	}
 	o := options(opts)
-	outs, err := toolcall.Run(ctx, tools, calls, &toolcall.Options{Confirm: o.Confirm, MaxParallel: o.MaxParallel})
+	outs, err := toolcall.Run(ctx, tools, calls, &o)
 	blocks := make([]anthropic.ContentBlockParamUnion, len(outs))
 	for i, out := range outs {
-		blocks[i] = anthropic.ContentBlockParamUnion{OfToolResult: result(out)}
+		blocks[i] = anthropic.ContentBlockParamUnion{OfToolResult: result(out, o.Structured)}
 	}
 	return blocks, err
 }
 
 // result returns the tool_result block of one outcome.
-func result(out toolcall.Outcome) *anthropic.ToolResultBlockParam {
+func result(out toolcall.Outcome, structured toolcall.Structured) *anthropic.ToolResultBlockParam {
 	r := &anthropic.ToolResultBlockParam{ToolUseID: out.Call.ID}
 	if out.Err != nil {
 		r.IsError = anthropic.Bool(true)
@@ -150,7 +156,7 @@ func result(out toolcall.Outcome) *anthropic.ToolResultBlockParam {
 	if out.Result.IsError {
 		r.IsError = anthropic.Bool(true)
 	}
-	for _, p := range toolcall.Parts(out.Result, imageType) {
+	for _, p := range toolcall.Parts(out.Result, imageType, structured) {
 		if p.Image != nil {
 			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: &anthropic.ImageBlockParam{
 				Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{

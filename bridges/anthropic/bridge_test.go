@@ -110,7 +110,7 @@ func fakeTools() []ports.Tool {
 		portstest.NewTool(ports.ToolSpec{Name: "mcp__fake__notes", InputSchema: json.RawMessage(`{"type":"object"}`),
 			Annotations: &ports.ToolAnnotations{ReadOnlyHint: ptr(true)}},
 			func(context.Context, json.RawMessage) (ports.ToolResult, error) {
-				return ports.ToolResult{}, &refusal.Error{Class: refusal.Transient, Reason: "not_connected", Server: "fake", Origin: "https://notes.example:443"}
+				return ports.ToolResult{}, &refusal.Error{Class: refusal.Transient, Reason: "server_unavailable", Server: "fake", Origin: "https://notes.example:443"}
 			}),
 		portstest.NewTool(ports.ToolSpec{Name: "mcp__fake__wipe", InputSchema: json.RawMessage(`{"type":"object"}`),
 			Annotations: &ports.ToolAnnotations{DestructiveHint: ptr(true)}},
@@ -142,7 +142,7 @@ func TestToolsParams(t *testing.T) {
 
 func TestToolsOfFleetAreAccepted(t *testing.T) {
 	fleet := exampleFleet(t)
-	params := anthropicbridge.Tools(fleet.Current().Set.HostTools(), nil)
+	params := anthropicbridge.Tools(fleet.Current().Set.ModelTools(), nil)
 	require.Len(t, params, 4)
 	for _, p := range params {
 		require.NotNil(t, p.OfTool)
@@ -178,10 +178,9 @@ func TestDispatchRecorded(t *testing.T) {
 			{"type":"text","text":"week 3"},
 			{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgpmYWtl"}},
 			{"type":"text","text":"[image (image/svg+xml, 6 bytes) left out: the model API takes no such block in a tool result]"},
-			{"type":"text","text":"[audio (audio/wav, 4 bytes) left out: the model API takes no audio in a tool result]"},
-			{"type":"text","text":"{\"week\":3,\"points\":[1,2]}"}]},
+			{"type":"text","text":"[audio (audio/wav, 4 bytes) left out: the model API takes no audio in a tool result]"}]},
 		{"type":"tool_result","tool_use_id":"toolu_01B1x2y3z4","is_error":true,"content":[{"type":"text","text":"2 tests failed"}]},
-		{"type":"tool_result","tool_use_id":"toolu_01C5v6w7","is_error":true,"content":[{"type":"text","text":"error: transient not_connected"}]},
+		{"type":"tool_result","tool_use_id":"toolu_01C5v6w7","is_error":true,"content":[{"type":"text","text":"error: transient server_unavailable"}]},
 		{"type":"tool_result","tool_use_id":"toolu_01D8e9f0","is_error":true,"content":[{"type":"text","text":"error: refused declined: the host declined the call"}]},
 		{"type":"tool_result","tool_use_id":"toolu_01E1g2h3","is_error":true,"content":[{"type":"text","text":"error: config unknown_tool: no tool of that name was offered"}]}
 	]}`, msg)
@@ -193,28 +192,28 @@ func TestDispatchFleet(t *testing.T) {
 	fleet := exampleFleet(t)
 	ctx := context.Background()
 	g := fleet.Current()
-	blocks, err := anthropicbridge.Dispatch(ctx, g.Set.HostTools(), recorded(t, "example_add.json"), nil)
+	blocks, err := anthropicbridge.Dispatch(ctx, g.Set.ModelTools(), recorded(t, "example_add.json"), nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `[
-		{"type":"tool_result","tool_use_id":"toolu_01add","content":[{"type":"text","text":"5"},{"type":"text","text":"{\"sum\":5}"}]},
+		{"type":"tool_result","tool_use_id":"toolu_01add","content":[{"type":"text","text":"5"}]},
 		{"type":"tool_result","tool_use_id":"toolu_02echo","is_error":true,"content":[{"type":"text","text":"error: config invalid_arguments: /text: expected string, got number"}]},
-		{"type":"tool_result","tool_use_id":"toolu_03count","content":[{"type":"text","text":"3"},{"type":"text","text":"{\"words\":3}"}]}
+		{"type":"tool_result","tool_use_id":"toolu_03count","content":[{"type":"text","text":"3"}]}
 	]`, asJSON(t, blocks))
 
-	none, err := anthropicbridge.Dispatch(ctx, g.Set.HostTools(), recorded(t, "end_turn.json"), nil)
+	none, err := anthropicbridge.Dispatch(ctx, g.Set.ModelTools(), recorded(t, "end_turn.json"), nil)
 	require.NoError(t, err)
 	assert.Nil(t, none, "no tool_use, no results: the loop ends")
 
 	// A tool of a removed server, offered in an older generation, is
 	// refused by name.
 	require.NoError(t, fleet.Remove("example"))
-	blocks, err = anthropicbridge.Dispatch(ctx, g.Set.HostTools(), recorded(t, "example_add.json"), nil)
+	blocks, err = anthropicbridge.Dispatch(ctx, g.Set.ModelTools(), recorded(t, "example_add.json"), nil)
 	require.NoError(t, err)
 	require.Len(t, blocks, 3)
 	for _, i := range []int{0, 2} { // the echo call's arguments are refused first
 		require.NotNil(t, blocks[i].OfToolResult)
 		assert.True(t, blocks[i].OfToolResult.IsError.Value)
-		assert.Equal(t, "error: internal closed: the server was closed", blocks[i].OfToolResult.Content[0].OfText.Text)
+		assert.Equal(t, "error: config server_removed: the server was removed from the Fleet", blocks[i].OfToolResult.Content[0].OfText.Text)
 	}
 }
 

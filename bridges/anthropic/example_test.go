@@ -3,6 +3,7 @@ package anthropicbridge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"os"
 
@@ -40,7 +41,7 @@ func Example() {
 	client := anthropic.NewClient() // ANTHROPIC_API_KEY from the environment
 	msgs := []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What is 2 + 3?"))}
 	for {
-		tools := fleet.Current().Set.HostTools() // the live set, read again every turn
+		tools := fleet.Current().Set.ModelTools() // the live set, read again every turn
 		reply, err := client.Messages.New(ctx, anthropic.MessageNewParams{
 			Model: anthropic.ModelClaudeSonnet4_6, MaxTokens: 1024, Messages: msgs,
 			Tools: anthropicbridge.Tools(tools, opts),
@@ -57,6 +58,31 @@ func Example() {
 			return // no tool use: the model's answer is in reply.Content
 		}
 		msgs = append(msgs, anthropic.NewUserMessage(results...))
+	}
+}
+
+// The SDK's own tool runner drives the loop: BetaTools gives it the
+// Fleet's tools under their host-facing names, with the host's
+// confirmation and bounds; the runner answers every tool_use until the
+// model stops.
+func ExampleBetaTools() {
+	ctx := context.Background()
+	var fleet *composition.Fleet // connected as in the package example
+	client := anthropic.NewClient()
+	opts := &anthropicbridge.Options{Confirm: func(ctx context.Context, c anthropicbridge.Call) error { return askUser(ctx, c.Name) }}
+	runner := client.Beta.Messages.NewToolRunner(anthropicbridge.BetaTools(fleet.Current().Set.ModelTools(), opts),
+		anthropic.BetaToolRunnerParams{BetaMessageNewParams: anthropic.BetaMessageNewParams{
+			Model: anthropic.ModelClaudeSonnet4_6, MaxTokens: 1024,
+			Messages: []anthropic.BetaMessageParam{anthropic.NewBetaUserMessage(anthropic.NewBetaTextBlock("What is 2 + 3?"))},
+		}})
+	final, err := runner.RunToCompletion(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, b := range final.Content {
+		if b.Type == "text" {
+			fmt.Println(b.Text)
+		}
 	}
 }
 

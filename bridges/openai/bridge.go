@@ -1,10 +1,13 @@
 // Package openaibridge hands a host's MCP tools to an OpenAI model
 // (github.com/openai/openai-go/v3) and runs the tool calls the model asks
-// for, over the Chat Completions API (Tools, Dispatch) or the Responses
-// API (ResponseTools, DispatchResponse).
+// for: over the Chat Completions API (Tools, Dispatch), the Responses API
+// (ResponseTools, DispatchResponse), or the SDK's own runner of the Agents
+// API (AgentTools, AgentToolHandlers: the tool handlers of
+// client.Beta.Agents.Sessions.Stream and NewStreaming). Every path takes
+// the same Options (toolcall.Options, the Anthropic bridge's too).
 //
 // The tools are those a host offers: a composition Fleet's
-// fleet.Current().Set.HostTools(), or any []ports.Tool. Each becomes a
+// fleet.Current().Set.ModelTools(), or any []ports.Tool. Each becomes a
 // function tool with strict mode off (the APIs' strict mode takes only a
 // subset of JSON Schema; the tool itself validates the model's arguments
 // against its whole schema when called). Dispatch makes the calls of a
@@ -12,7 +15,12 @@
 // first, a few at a time) and returns what answers them. A refused or
 // failed call is a result the model can read (the refusal's class and
 // reason words), never a Go error: the loop goes on, and the model may
-// try again.
+// try again. A result's structured content is sent as Options.Structured
+// says: by default only when the result has no other content.
+//
+// The SDK's Chat Completions and Responses services have no tool runner
+// of their own (the hand-written loop of Dispatch is the way there); its
+// Agents API has one, which AgentToolHandlers plugs into.
 //
 // The package name is openaibridge (the SDK's is openai); its import path
 // is github.com/mcpward/mcpward/bridges/openai.
@@ -42,29 +50,25 @@ type Call = toolcall.Call
 // error (MCP's isError): these APIs have no error flag on a tool's output.
 const ErrorPrefix = "[the tool reported an error]\n"
 
-// Options tune the tools and the dispatch. The zero value (or nil) means
-// every default.
-type Options struct {
-	// Confirm, when set, is asked before each call of an offered tool,
-	// one at a time in the reply's order (never concurrently): nil lets
-	// the call go, an error refuses it (the model reads an error result:
-	// the class and reason of a *refusal.Error, else "refused declined").
-	// A call of a tool that was not offered is refused without asking.
-	//
-	// c.Spec.Annotations carry the server's readOnlyHint, destructiveHint
-	// and the like. They are claims of an untrusted server, nothing
-	// checks them: a host may ask about tools marked destructive (or
-	// unmarked: the protocol's default is destructive) and let those
-	// marked read-only through, but that trusts the server's word, so it
-	// should do so only for servers it trusts that far.
-	Confirm func(ctx context.Context, c Call) error
-	// MaxParallel bounds the calls made at once; 0 (or less) means
-	// toolcall.DefaultMaxParallel (4), 1 one after another.
-	MaxParallel int
-	// MaxDescription bounds each tool's description, in characters; 0
-	// (or less) means toolcall.DefaultMaxDescription (1024).
-	MaxDescription int
-}
+// Options tune every path of the bridge: toolcall.Options, the one
+// options type of both bridges. Confirm is asked before each call (one at
+// a time, never concurrently: in the reply's order for Dispatch and
+// DispatchResponse, in the order the Agents runner hands the calls over
+// for AgentToolHandlers); MaxParallel bounds the calls at once
+// (toolcall.DefaultMaxParallel, 4, when 0); MaxDescription bounds each
+// tool's description (toolcall.DefaultMaxDescription, 1024 characters);
+// OnProgress gets each call's progress with the call (its call id for
+// Dispatch and DispatchResponse); Structured chooses how structured
+// content is sent (toolcall.StructuredFallback: only when the result has
+// no other content). The zero value (or nil) means every default.
+//
+// c.Spec.Annotations, given to Confirm, carry the server's readOnlyHint,
+// destructiveHint and the like. They are claims of an untrusted server,
+// nothing checks them: a host may ask about tools marked destructive (or
+// unmarked: the protocol's default is destructive) and let those marked
+// read-only through, but that trusts the server's word, so it should do
+// so only for servers it trusts that far.
+type Options = toolcall.Options
 
 // Tools returns tools as Chat Completions function tools, in their
 // order: each with the tool's host-facing name (the API's rule, 1 to 64
@@ -76,7 +80,7 @@ type Options struct {
 func Tools(tools []ports.Tool, opts *Options) []openai.ChatCompletionToolUnionParam {
 	o := options(opts)
 	var out []openai.ChatCompletionToolUnionParam
-	each(tools, func(spec ports.ToolSpec, params map[string]any) {
+	each(tools, func(_ ports.Tool, spec ports.ToolSpec, params map[string]any) {
 		f := shared.FunctionDefinitionParam{Name: spec.Name, Parameters: params, Strict: openai.Bool(false)}
 		if d := toolcall.Description(spec, o.MaxDescription); d != "" {
 			f.Description = openai.String(d)
@@ -91,7 +95,7 @@ func Tools(tools []ports.Tool, opts *Options) []openai.ChatCompletionToolUnionPa
 func ResponseTools(tools []ports.Tool, opts *Options) []responses.ToolUnionParam {
 	o := options(opts)
 	var out []responses.ToolUnionParam
-	each(tools, func(spec ports.ToolSpec, params map[string]any) {
+	each(tools, func(_ ports.Tool, spec ports.ToolSpec, params map[string]any) {
 		f := responses.FunctionToolParam{Name: spec.Name, Parameters: params, Strict: openai.Bool(false)}
 		if d := toolcall.Description(spec, o.MaxDescription); d != "" {
 			f.Description = openai.String(d)
@@ -101,9 +105,9 @@ func ResponseTools(tools []ports.Tool, opts *Options) []responses.ToolUnionParam
 	return out
 }
 
-// each calls f with the spec and parameters of every tool with a valid,
-// first-seen name.
-func each(tools []ports.Tool, f func(ports.ToolSpec, map[string]any)) {
+// each calls f with every tool with a valid, first-seen name, its spec
+// and its parameters.
+func each(tools []ports.Tool, f func(ports.Tool, ports.ToolSpec, map[string]any)) {
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if t == nil {
@@ -119,7 +123,7 @@ func each(tools []ports.Tool, f func(ports.ToolSpec, map[string]any)) {
 		for k, v := range schema {
 			params[k] = v
 		}
-		f(spec, params)
+		f(t, spec, params)
 	}
 }
 
@@ -134,7 +138,8 @@ func each(tools []ports.Tool, f func(ports.ToolSpec, map[string]any)) {
 // is the text of toolcall.Parts of the tool's result, parts separated by
 // a blank line (a tool message takes text only: an image or audio block
 // is a note saying what was left out; structured content is its JSON
-// text), after ErrorPrefix for an error result of the tool. A call that
+// text where Options.Structured sends it), after ErrorPrefix for an error
+// result of the tool. A call that
 // was not made or failed (the tool's refusal, invalid arguments or
 // arguments that are not JSON, Confirm's no, a tool not offered, a custom
 // tool call) reads toolcall.ErrorText: class and reason words, never a
@@ -155,10 +160,11 @@ func Dispatch(ctx context.Context, tools []ports.Tool, msg *openai.ChatCompletio
 		}
 		calls = append(calls, c) // a custom tool call has no name: refused as not offered
 	}
-	outs, err := run(ctx, tools, calls, opts)
+	o := options(opts)
+	outs, err := toolcall.Run(ctx, tools, calls, &o)
 	out := make([]openai.ChatCompletionMessageParamUnion, len(outs))
-	for i, o := range outs {
-		out[i] = openai.ToolMessage(text(o), o.Call.ID)
+	for i, oc := range outs {
+		out[i] = openai.ToolMessage(text(oc, o.Structured), oc.Call.ID)
 	}
 	return out, err
 }
@@ -186,11 +192,12 @@ func DispatchResponse(ctx context.Context, tools []ports.Tool, resp *responses.R
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	outs, err := run(ctx, tools, calls, opts)
+	o := options(opts)
+	outs, err := toolcall.Run(ctx, tools, calls, &o)
 	out := make([]responses.ResponseInputItemUnionParam, len(outs))
-	for i, o := range outs {
-		out[i] = responseOutput(o)
-		out[i].OfFunctionCallOutput.CallID = openai.String(o.Call.ID)
+	for i, oc := range outs {
+		out[i] = responseOutput(oc, o.Structured)
+		out[i].OfFunctionCallOutput.CallID = openai.String(oc.Call.ID)
 	}
 	return out, err
 }
@@ -198,13 +205,13 @@ func DispatchResponse(ctx context.Context, tools []ports.Tool, resp *responses.R
 // responseOutput returns the function_call_output item of one outcome:
 // its text, or, when the result holds an image the API takes, a list of
 // input_text and input_image (a data: URL) items in the result's order.
-func responseOutput(o toolcall.Outcome) responses.ResponseInputItemUnionParam {
+func responseOutput(o toolcall.Outcome, structured toolcall.Structured) responses.ResponseInputItemUnionParam {
 	if o.Err != nil {
-		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o))
+		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o, structured))
 	}
-	parts := toolcall.Parts(o.Result, imageType)
+	parts := toolcall.Parts(o.Result, imageType, structured)
 	if !slices.ContainsFunc(parts, func(p toolcall.Part) bool { return p.Image != nil }) {
-		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o))
+		return responses.ResponseInputItemParamOfFunctionCallOutput(text(o, structured))
 	}
 	var list responses.ResponseFunctionCallOutputItemListParam
 	if o.Result.IsError {
@@ -231,18 +238,12 @@ func imageType(mime string) bool {
 	return false
 }
 
-// run makes calls with the options' confirmation and bound.
-func run(ctx context.Context, tools []ports.Tool, calls []toolcall.Call, opts *Options) ([]toolcall.Outcome, error) {
-	o := options(opts)
-	return toolcall.Run(ctx, tools, calls, &toolcall.Options{Confirm: o.Confirm, MaxParallel: o.MaxParallel})
-}
-
 // text returns what the model reads of one outcome.
-func text(o toolcall.Outcome) string {
+func text(o toolcall.Outcome, structured toolcall.Structured) string {
 	if o.Err != nil {
 		return toolcall.ErrorText(o.Err)
 	}
-	parts := toolcall.Parts(o.Result, nil)
+	parts := toolcall.Parts(o.Result, nil, structured)
 	s := make([]string, len(parts))
 	for i, p := range parts {
 		s[i] = p.Text

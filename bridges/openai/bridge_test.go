@@ -21,6 +21,7 @@ import (
 	"github.com/mcpward/mcpward/composition/memory"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/core/toolcall"
 	"github.com/mcpward/mcpward/ports"
 	"github.com/mcpward/mcpward/ports/portstest"
 )
@@ -112,7 +113,7 @@ func TestToolsParams(t *testing.T) {
 func TestDispatchChatFleet(t *testing.T) {
 	fleet := exampleFleet(t)
 	ctx := context.Background()
-	tools := fleet.Current().Set.HostTools()
+	tools := fleet.Current().Set.ModelTools()
 	params := openaibridge.Tools(tools, nil)
 	require.Len(t, params, 4)
 	for _, p := range params {
@@ -124,10 +125,10 @@ func TestDispatchChatFleet(t *testing.T) {
 	msgs, err := openaibridge.Dispatch(ctx, tools, &reply, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `[
-		{"role":"tool","tool_call_id":"call_add1","content":"5\n\n{\"sum\":5}"},
+		{"role":"tool","tool_call_id":"call_add1","content":"5"},
 		{"role":"tool","tool_call_id":"call_echo2","content":"error: config invalid_arguments: /text: expected string, got number"},
 		{"role":"tool","tool_call_id":"call_echo3","content":"error: config invalid_arguments: /: expected one JSON object"},
-		{"role":"tool","tool_call_id":"call_count4","content":"3\n\n{\"words\":3}"}
+		{"role":"tool","tool_call_id":"call_count4","content":"3"}
 	]`, asJSON(t, msgs))
 
 	// The assistant message and the tool messages make a valid next request.
@@ -185,14 +186,19 @@ func TestDispatchChatFakes(t *testing.T) {
 func TestDispatchResponseFleet(t *testing.T) {
 	fleet := exampleFleet(t)
 	ctx := context.Background()
-	tools := fleet.Current().Set.HostTools()
+	tools := fleet.Current().Set.ModelTools()
 	resp := recorded[responses.Response](t, "response_function_calls.json")
 	items, err := openaibridge.DispatchResponse(ctx, tools, resp, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `[
-		{"type":"function_call_output","call_id":"call_Radd","output":"5\n\n{\"sum\":5}"},
+		{"type":"function_call_output","call_id":"call_Radd","output":"5"},
 		{"type":"function_call_output","call_id":"call_Rmissing","output":"error: config invalid_arguments: /b: expected a value (the property is required), got none"}
 	]`, asJSON(t, items))
+
+	// The structured content beside the text, when the host asks for it.
+	items2, err := openaibridge.DispatchResponse(ctx, tools, resp, &openaibridge.Options{Structured: toolcall.StructuredAlso})
+	require.NoError(t, err)
+	assert.Equal(t, "5\n\n{\"sum\":5}", items2[0].OfFunctionCallOutput.Output.OfString.Value)
 
 	next := responses.ResponseNewParams{Model: openai.ChatModelGPT4_1, PreviousResponseID: openai.String(resp.ID),
 		Tools: openaibridge.ResponseTools(tools, nil), Input: responses.ResponseNewParamsInputUnion{OfInputItemList: items}}
@@ -208,7 +214,7 @@ func TestDispatchCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	cancel()
 	reply := recorded[openai.ChatCompletion](t, "chat_tool_calls.json").Choices[0].Message
-	msgs, err := openaibridge.Dispatch(ctx, fleet.Current().Set.HostTools(), &reply, nil)
+	msgs, err := openaibridge.Dispatch(ctx, fleet.Current().Set.ModelTools(), &reply, nil)
 	require.Error(t, err)
 	var r *refusal.Error
 	require.True(t, errors.As(err, &r))

@@ -3,6 +3,7 @@ package openaibridge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"os"
 
@@ -42,7 +43,7 @@ func Example() {
 	client := openai.NewClient() // OPENAI_API_KEY from the environment
 	msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is 2 + 3?")}
 	for {
-		tools := fleet.Current().Set.HostTools() // the live set, read again every turn
+		tools := fleet.Current().Set.ModelTools() // the live set, read again every turn
 		completion, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 			Model: openai.ChatModelGPT4_1, Messages: msgs, Tools: openaibridge.Tools(tools, opts),
 		})
@@ -71,7 +72,7 @@ func ExampleDispatchResponse() {
 	params := responses.ResponseNewParams{Model: openai.ChatModelGPT4_1,
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is 2 + 3?")}}
 	for {
-		tools := fleet.Current().Set.HostTools()
+		tools := fleet.Current().Set.ModelTools()
 		params.Tools = openaibridge.ResponseTools(tools, nil)
 		resp, err := client.Responses.New(ctx, params)
 		if err != nil {
@@ -86,6 +87,34 @@ func ExampleDispatchResponse() {
 		}
 		params.PreviousResponseID = openai.String(resp.ID)
 		params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	}
+}
+
+// The SDK's own runner of the Agents API: the tools go into the
+// session's agent, their handlers into its event stream; the runner
+// answers each function call through the handlers (Confirm first, at most
+// MaxParallel at once) while the turn's events stream.
+func ExampleAgentToolHandlers() {
+	ctx := context.Background()
+	var fleet *composition.Fleet // connected as in the package example
+	client := openai.NewClient()
+	tools := fleet.Current().Set.ModelTools()
+	opts := &openaibridge.Options{Confirm: func(ctx context.Context, c openaibridge.Call) error { return askUser(ctx, c.Name) }}
+	none := openai.NewEnvironmentParamNone()
+	stream := client.Beta.Agents.Sessions.NewStreaming(ctx, openai.BetaAgentSessionNewParams{
+		Environment:  openai.EnvironmentParamUnion{OfParamNone: &none},
+		Agent:        openai.BetaAgentSessionNewParamsAgent{Model: openai.String("gpt-5"), Tools: openaibridge.AgentTools(tools, opts)},
+		Input:        openai.BetaAgentSessionNewParamsInputUnion{OfString: openai.String("What is 2 + 3?")},
+		ToolHandlers: openaibridge.AgentToolHandlers(tools, opts),
+	})
+	defer stream.Close()
+	for stream.Next() {
+		if e := stream.Current(); e.Type == "agent.session.turn.output_text.delta" {
+			fmt.Print(e.AsAgentSessionTurnOutputTextDelta().Delta)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		log.Fatal(err)
 	}
 }
 

@@ -525,10 +525,10 @@ func checkCatalog(t *testing.T, server string, l Lists, cat *Catalog) {
 	}
 	hosts := map[string]bool{}
 	for _, tool := range cat.Tools {
-		out = append(out, tool.ServerName())
+		out = append(out, tool.NameOnServer())
 		host := tool.HostName()
 		require.Regexp(t, modelName, host)
-		require.Equal(t, ToolName(server, tool.ServerName()), host)
+		require.Equal(t, ToolName(server, tool.NameOnServer()), host)
 		require.False(t, hosts[host], "two tools named %q", host)
 		hosts[host] = true
 		got, ok := cat.Tool(host)
@@ -538,7 +538,7 @@ func checkCatalog(t *testing.T, server string, l Lists, cat *Catalog) {
 		// The spec's schema is the tool's narrowed schema, unpacked.
 		spec := tool.Spec()
 		require.Equal(t, host, spec.Name)
-		first := slices.IndexFunc(l.Tools, func(it ports.ToolItem) bool { return it.Name == tool.ServerName() })
+		first := slices.IndexFunc(l.Tools, func(it ports.ToolItem) bool { return it.Name == tool.NameOnServer() })
 		want, _ := Narrow(l.Tools[first].InputSchema)
 		require.Equal(t, string(want), string(spec.InputSchema))
 		_, err := compileSchema(spec.InputSchema)
@@ -558,7 +558,7 @@ func checkCatalog(t *testing.T, server string, l Lists, cat *Catalog) {
 			require.True(t, json.Valid(spec.ServerInputSchema))
 		} else {
 			require.Nil(t, spec.ServerInputSchema)
-			require.Contains(t, cat.Diagnostics, Diagnostic{Tool: tool.ServerName(), Reason: DiagInputSchemaTooDeep})
+			require.Contains(t, cat.Diagnostics, Diagnostic{Tool: tool.NameOnServer(), Reason: DiagInputSchemaTooDeep})
 		}
 		c := tool.ResultCap()
 		require.True(t, c == DefaultAdmissionCap || c >= MinResultSizeChars && c <= MaxResultSizeChars, "cap %d", c)
@@ -579,7 +579,7 @@ func checkCatalog(t *testing.T, server string, l Lists, cat *Catalog) {
 		require.Contains(t, listKinds[:], k, "a rejected entry of another kind")
 	}
 	for _, d := range cat.Diagnostics {
-		require.True(t, slices.ContainsFunc(cat.Tools, func(tool *Tool) bool { return tool.ServerName() == d.Tool }), "a diagnostic of no admitted tool")
+		require.True(t, slices.ContainsFunc(cat.Tools, func(tool *Tool) bool { return tool.NameOnServer() == d.Tool }), "a diagnostic of no admitted tool")
 	}
 }
 

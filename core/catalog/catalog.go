@@ -572,12 +572,17 @@ func (c *Catalog) MarkStale() *Catalog {
 	return &d
 }
 
-// HostTools returns the admitted tools as ports.Tool values, sorted by
-// host-facing name, in a new slice.
-func (c *Catalog) HostTools() []ports.Tool {
+// ModelTools returns the admitted tools as ports.Tool values, sorted by
+// host-facing name, in a new slice (see Set.Tool for the naming rule).
+func (c *Catalog) ModelTools() []ports.Tool {
 	out := make([]ports.Tool, len(c.Tools))
 	for i, t := range c.Tools {
 		out[i] = t
 	}
 	return out
 }
+
+// HostTools returns ModelTools.
+//
+// Deprecated: use ModelTools (see Set.ModelTools).
+func (c *Catalog) HostTools() []ports.Tool { return c.ModelTools() }

@@ -88,7 +88,7 @@ func TestBuildRejects(t *testing.T) {
 	assert.False(t, ok, "a collided name resolves to nothing")
 
 	require.Len(t, cat.Prompts, 2)
-	assert.Equal(t, []string{"p1", "p2"}, []string{cat.Prompts[0].ServerName(), cat.Prompts[1].ServerName()})
+	assert.Equal(t, []string{"p1", "p2"}, []string{cat.Prompts[0].NameOnServer(), cat.Prompts[1].NameOnServer()})
 	require.Len(t, cat.Resources, 1)
 	assert.Equal(t, "file:///a", cat.Resources[0].URI())
 	assert.Equal(t, "a", cat.Resources[0].Name())
@@ -126,7 +126,7 @@ func TestBuildDiagnostics(t *testing.T) {
 	cat := Build("srv", ports.SessionIdentity{}, l, nil, &Options{AdmissionCap: 4321})
 	caps := map[string]int{}
 	for _, tool := range cat.Tools {
-		caps[tool.ServerName()] = tool.ResultCap()
+		caps[tool.NameOnServer()] = tool.ResultCap()
 	}
 	assert.Equal(t, map[string]int{
 		"z": 4321, "m-min": 1000, "m-max": 500000, "m-num": 2000, "m-low": 4321, "m-high": 4321, "m-frac": 4321,
@@ -156,11 +156,11 @@ func TestBuildToolsSortedAndLookup(t *testing.T) {
 	for _, it := range items {
 		tool, ok := cat.Tool(ToolName("s", it.Name))
 		require.True(t, ok, it.Name)
-		assert.Equal(t, it.Name, tool.ServerName())
+		assert.Equal(t, it.Name, tool.NameOnServer())
 	}
 	_, ok := cat.Tool("mcp__s__missing")
 	assert.False(t, ok)
-	host := cat.HostTools()
+	host := cat.ModelTools()
 	require.Len(t, host, 6)
 	for i, h := range host {
 		assert.Same(t, cat.Tools[i], h)
@@ -304,11 +304,11 @@ func checkLongNames(t *testing.T, server, name string, cat *Catalog) {
 	require.Len(t, cat.Tools, 2)
 	for i, tool := range cat.Tools {
 		assert.Regexp(t, modelName, tool.HostName())
-		assert.Equal(t, ToolName(server, tool.ServerName()), tool.HostName())
+		assert.Equal(t, ToolName(server, tool.NameOnServer()), tool.HostName())
 		got, ok := cat.Tool(tool.HostName())
 		assert.True(t, ok)
 		assert.Same(t, tool, got)
 		assert.NotEqual(t, cat.Tools[1-i].HostName(), tool.HostName())
 	}
-	assert.ElementsMatch(t, []string{name, name + "x"}, []string{cat.Tools[0].ServerName(), cat.Tools[1].ServerName()})
+	assert.ElementsMatch(t, []string{name, name + "x"}, []string{cat.Tools[0].NameOnServer(), cat.Tools[1].NameOnServer()})
 }

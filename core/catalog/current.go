@@ -74,6 +74,6 @@ func (t *Tool) Same(u *Tool) bool {
 	if t == nil || u == nil {
 		return false
 	}
-	return t.srv.id == u.srv.id && t.ServerName() == u.ServerName() && t.HostName() == u.HostName() && t.cap == u.cap &&
+	return t.srv.id == u.srv.id && t.NameOnServer() == u.NameOnServer() && t.HostName() == u.HostName() && t.cap == u.cap &&
 		reflect.DeepEqual(t.Spec(), u.Spec())
 }

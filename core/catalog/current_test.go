@@ -114,7 +114,7 @@ func TestSetToolAndToolsOneType(t *testing.T) {
 	cat := Build("s", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{item(t, "a", `{}`), item(t, "b", `{}`)}}, nil, nil)
 	s := NewSet([]*Catalog{cat}, nil)
 	tools := s.Tools()
-	host := s.HostTools()
+	host := s.ModelTools()
 	require.Len(t, tools, 2)
 	require.Len(t, host, 2)
 	for i, tool := range tools {

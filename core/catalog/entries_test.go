@@ -119,7 +119,7 @@ func TestBuildPromptsAndResources(t *testing.T) {
 	require.Len(t, cat.Prompts, 2)
 	assert.Equal(t, "mcp__srv__greet", cat.Prompts[0].HostName())
 	assert.Equal(t, []ports.PromptArgument{{Name: "who", Required: true}, {Name: "style"}}, cat.Prompts[0].Arguments())
-	assert.Equal(t, "big", cat.Prompts[1].ServerName(), "MaxPromptArguments arguments are admitted")
+	assert.Equal(t, "big", cat.Prompts[1].NameOnServer(), "MaxPromptArguments arguments are admitted")
 	require.Len(t, cat.Resources, 1)
 	assert.Equal(t, "one", cat.Resources[0].Name())
 	assert.Equal(t, int64(5), cat.Resources[0].Size())
@@ -150,7 +150,7 @@ func TestPromptNameCollision(t *testing.T) {
 	l := Lists{Prompts: raws(`{"name":"`+other+`"}`, `{"name":"`+tool+`"}`, `{"name":"ok"}`)}
 	cat := Build("srv", ports.SessionIdentity{ServerID: "srv"}, l, nil, nil)
 	require.Len(t, cat.Prompts, 1)
-	assert.Equal(t, "ok", cat.Prompts[0].ServerName())
+	assert.Equal(t, "ok", cat.Prompts[0].NameOnServer())
 	assert.Len(t, cat.Rejected, 2)
 	for _, r := range cat.Rejected {
 		assert.Equal(t, ReasonNameCollision, r.Reason)

@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// ReasonUnknownTool (Class Config) is the refusal of a tool asked for by
+// a name no tool holds: a host-facing name no Set or offered list holds
+// (a made-up name, one from an older turn, one rejected as a name
+// collision), or a server's own tool name its catalog lacks. Package
+// core/toolcall and package composition refuse with it; this is its one
+// definition.
+const ReasonUnknownTool = "unknown_tool"
+
 // Host-facing tool names.
 const (
 	// ToolNamePrefix starts every host-facing tool name.
@@ -122,4 +130,58 @@ func sanitizedName(server, tool string) string {
 	var hx [toolNameHashLen]byte
 	hex.Encode(hx[:], h.Sum(sum[:0])[:toolNameHashLen/2])
 	return ToolNamePrefix + s + ToolNameSeparator + t + "_" + string(hx[:])
+}
+
+// IsToolNameOf reports whether hostName can be a host-facing name of a
+// tool of server: whether ToolName(server, tool) == hostName for some tool
+// name. It is true for every name ToolName gives server (a property the
+// tests check over generated pairs), so a host can tell which server a
+// host-facing name belongs to without the server's catalog (a server that
+// is not connected, say). A plain name belongs to one server only; a
+// sanitized one, whose server part may be cut to its first 20
+// characters, may belong to several servers that share that much of
+// their sanitized names: a caller that needs one owner checks that only
+// one server claims the name.
+func IsToolNameOf(hostName, server string) bool {
+	rest, ok := strings.CutPrefix(hostName, ToolNamePrefix)
+	if !ok || len(hostName) > MaxToolNameLen {
+		return false
+	}
+	if plainServer(server) {
+		if tool, ok := strings.CutPrefix(rest, server+ToolNameSeparator); ok && plainPart(tool) {
+			return true
+		}
+	}
+	// A sanitized name: <server'>__<tool'>_<hash>, server' holding no
+	// "__" (runs of '_' collapsed) and no trailing '_'.
+	i := strings.Index(rest, ToolNameSeparator)
+	if i < 0 || !hasHashSuffix(rest[i+len(ToolNameSeparator):]) {
+		return false
+	}
+	part := rest[:i]
+	const budget = MaxToolNameLen - len(ToolNamePrefix) - len(ToolNameSeparator) - 1 - toolNameHashLen
+	full := strings.TrimRight(sanitize(server, true, budget), "_")
+	if part == full {
+		return true
+	}
+	for k := min(len(full), sanitizedServerMax); k < len(full); k++ {
+		if strings.TrimRight(full[:k], "_") == part {
+			return true
+		}
+	}
+	return false
+}
+
+// hasHashSuffix reports whether s ends with the '_' and hex hash of a sanitized
+// name.
+func hasHashSuffix(s string) bool {
+	if len(s) < toolNameHashLen+1 || s[len(s)-toolNameHashLen-1] != '_' {
+		return false
+	}
+	for i := len(s) - toolNameHashLen; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

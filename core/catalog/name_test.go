@@ -96,6 +96,7 @@ func FuzzToolName(f *testing.F) {
 		require.Regexp(t, modelName, n)
 		require.Equal(t, n, ToolName(server, tool))
 		require.True(t, strings.HasPrefix(n, ToolNamePrefix))
+		require.True(t, IsToolNameOf(n, server), "the name %q of (%q, %q) belongs to its server", n, server, tool)
 		fuzzNamesMu.Lock()
 		defer fuzzNamesMu.Unlock()
 		if prev, ok := fuzzNames[n]; ok && prev != [2]string{server, tool} {
@@ -105,4 +106,34 @@ func FuzzToolName(f *testing.F) {
 			fuzzNames[n] = [2]string{server, tool}
 		}
 	})
+}
+
+// TestIsToolNameOf: every name ToolName gives a server belongs to it (a
+// property over generated pairs, and FuzzToolName's), and a name of
+// another plain server, or not a tool name at all, does not.
+func TestIsToolNameOf(t *testing.T) {
+	servers := []string{"github", "a", "a_b", "a-b", "a__b", "a.b", "", "名前", "s_", strings.Repeat("s", 30),
+		strings.Repeat("s", 30) + ".x", strings.Repeat("s", 70), "weird server/name"}
+	tools := []string{"t", "create_issue", "x__y", "_b", "b_", "x.y", "", strings.Repeat("t", 60), "x_0123456789ab", "名"}
+	for _, s := range servers {
+		for _, tl := range tools {
+			n := ToolName(s, tl)
+			assert.True(t, IsToolNameOf(n, s), "%q of (%q, %q)", n, s, tl)
+		}
+	}
+	for _, c := range []struct{ name, server string }{
+		{"mcp__github__t", "git"},
+		{"mcp__github__t", "github2"},
+		{"mcp__github__t", "hub"},
+		{"mcp__a_b__t", "a"},
+		{"mcp__a__t", "a_b"},
+		{"github__t", "github"},
+		{"mcp__github__", "github"},
+		{"mcp__github", "github"},
+		{"mcp__github__" + strings.Repeat("t", 60), "github"},
+		{ToolName("a.b", "t"), "a"},
+		{ToolName("other", "x.y"), "github"},
+	} {
+		assert.False(t, IsToolNameOf(c.name, c.server), "%q is no name of %q", c.name, c.server)
+	}
 }

@@ -76,8 +76,14 @@ type Prompt struct {
 // the same scheme as tools, in a namespace of its own.
 func (p *Prompt) HostName() string { return p.host }
 
-// ServerName returns the prompt's name on the server.
-func (p *Prompt) ServerName() string { return p.name }
+// NameOnServer returns the prompt's own name, as the server listed it.
+func (p *Prompt) NameOnServer() string { return p.name }
+
+// ServerName returns NameOnServer: the prompt's name on the server, not
+// the server's name.
+//
+// Deprecated: use NameOnServer, whose name says which name it is.
+func (p *Prompt) ServerName() string { return p.NameOnServer() }
 
 // Server returns the server id.
 func (p *Prompt) Server() string { return p.srv.id }

@@ -74,7 +74,7 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 		for _, t := range c.Tools {
 			h := t.HostName()
 			if collided[h] {
-				s.rejected = append(s.rejected, Rejected{Server: c.Server, Kind: ports.ListTools, Name: t.ServerName(), Reason: ReasonNameCollision})
+				s.rejected = append(s.rejected, Rejected{Server: c.Server, Kind: ports.ListTools, Name: t.NameOnServer(), Reason: ReasonNameCollision})
 				continue
 			}
 			if owner[h] != ci {
@@ -106,9 +106,10 @@ func NewSet(cats []*Catalog, rejected []Rejected) *Set {
 // Tool returns the tool with host-facing name hostName.
 //
 // One naming rule holds for Set and Catalog alike: Tool and Tools give
-// *Tool (the ports.Tool plus its server name, narrowed paths and result
-// cap), HostTools gives the same tools as []ports.Tool for a host's
-// generic tool slot.
+// *Tool (a ports.Tool that also tells its name on the server, narrowed
+// paths and result cap: what a host inspects), ModelTools gives the same
+// tools as []ports.Tool, the type a host's generic tool slot and the
+// model-API bridges take: what a host offers its model.
 func (s *Set) Tool(hostName string) (*Tool, bool) {
 	// nameIndex.get, by hand: this is every call's lookup.
 	slots := s.index.slots
@@ -139,15 +140,22 @@ func (s *Set) Tools() []*Tool {
 	return out
 }
 
-// HostTools returns every admitted tool as a ports.Tool, sorted by
-// host-facing name, in a new slice.
-func (s *Set) HostTools() []ports.Tool {
+// ModelTools returns every admitted tool as a ports.Tool, sorted by
+// host-facing name, in a new slice: the tools a host offers its model
+// (Tools gives the same tools as *Tool).
+func (s *Set) ModelTools() []ports.Tool {
 	out := make([]ports.Tool, len(s.order))
 	for i, r := range s.order {
 		out[i] = s.tool(r)
 	}
 	return out
 }
+
+// HostTools returns ModelTools.
+//
+// Deprecated: use ModelTools, whose name says what the list is for (both
+// lists hold the tools under their host-facing names).
+func (s *Set) HostTools() []ports.Tool { return s.ModelTools() }
 
 // Catalogs returns the catalogs, in the order given to NewSet, in a new
 // slice.

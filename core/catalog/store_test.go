@@ -104,7 +104,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		require.True(t, ok, it.Name)
 		assert.Same(t, tool, st, it.Name)
 		assert.Equal(t, host, tool.HostName())
-		assert.Equal(t, it.Name, tool.ServerName())
+		assert.Equal(t, it.Name, tool.NameOnServer())
 		spec := tool.Spec()
 		assert.Equal(t, wantSpec("srv", it), spec, it.Name)
 		written, err := json.Marshal(it.InputSchema)
@@ -149,14 +149,14 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestStoreEmpty(t *testing.T) {
 	cat := Build("srv", ports.SessionIdentity{}, Lists{}, nil, nil)
 	assert.Empty(t, cat.Tools)
-	assert.Empty(t, cat.HostTools())
+	assert.Empty(t, cat.ModelTools())
 	_, ok := cat.Tool("")
 	assert.False(t, ok)
 	rejected := Build("srv", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{{Name: ""}}}, nil, nil)
 	assert.Empty(t, rejected.Tools)
 	for _, s := range []*Set{NewSet(nil, nil), NewSet([]*Catalog{nil, cat, rejected}, nil)} {
 		assert.Empty(t, s.Tools())
-		assert.Empty(t, s.HostTools())
+		assert.Empty(t, s.ModelTools())
 		_, ok := s.Tool("")
 		assert.False(t, ok)
 		_, ok = s.Tool("mcp__srv__x")
@@ -231,7 +231,7 @@ func TestStoreConcurrent(t *testing.T) {
 				host := ToolName("srv", it.Name)
 				a, ok := set.Tool(host)
 				b, ok2 := cat.Tool(host)
-				if !ok || !ok2 || a != b || a.ServerName() != it.Name {
+				if !ok || !ok2 || a != b || a.NameOnServer() != it.Name {
 					t.Errorf("lookup of %s", host)
 					return
 				}

@@ -104,9 +104,16 @@ func (t *Tool) Spec() ports.ToolSpec {
 // tool's own name).
 func (t *Tool) HostName() string { return t.srv.st.get(t.rec().host) }
 
-// ServerName returns the tool's name as the server listed it; calls go to
-// the server under this name.
-func (t *Tool) ServerName() string { return t.srv.st.get(t.rec().name) }
+// NameOnServer returns the tool's own name, as the server listed it
+// (HostName is the name a model sees); calls go to the server under this
+// name.
+func (t *Tool) NameOnServer() string { return t.srv.st.get(t.rec().name) }
+
+// ServerName returns NameOnServer: the tool's name on the server, not the
+// server's name.
+//
+// Deprecated: use NameOnServer, whose name says which name it is.
+func (t *Tool) ServerName() string { return t.NameOnServer() }
 
 // Narrowed returns the JSON pointers of the input schema's subschemas that
 // narrowing replaced by an accepts-anything node ("/" for the root's own
@@ -246,7 +253,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 	if t.srv.caller == nil {
 		return ports.ToolResult{}, &refusal.Error{Class: refusal.Internal, Reason: ReasonNoCaller, Server: t.srv.id}
 	}
-	res, err := t.srv.caller.Call(ctx, ports.CallRequest{Name: t.ServerName(), Arguments: args, Traceparent: ports.Traceparent(ctx)})
+	res, err := t.srv.caller.Call(ctx, ports.CallRequest{Name: t.NameOnServer(), Arguments: args, Traceparent: ports.Traceparent(ctx)})
 	if err != nil {
 		return ports.ToolResult{}, err
 	}

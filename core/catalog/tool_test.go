@@ -24,7 +24,7 @@ func TestToolCallPassesServerNameArgsAndTraceparent(t *testing.T) {
 	cat := Build("my.server", ports.SessionIdentity{}, Lists{Tools: []ports.ToolItem{item(t, "read.file", `{"type":"object"}`)}}, c, nil)
 	require.Len(t, cat.Tools, 1)
 	tool := cat.Tools[0]
-	assert.Equal(t, "read.file", tool.ServerName())
+	assert.Equal(t, "read.file", tool.NameOnServer())
 	assert.NotEqual(t, "read.file", tool.Spec().Name)
 
 	ctx := ports.WithTraceparent(context.Background(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
@@ -213,7 +213,7 @@ func TestToolSpecAndAccessors(t *testing.T) {
 	tool.Narrowed()[0] = "changed"
 	assert.Equal(t, []string{"/properties/q"}, tool.Narrowed(), "Narrowed returns a copy")
 	assert.Equal(t, 1234, tool.ResultCap())
-	assert.Equal(t, "search", tool.ServerName())
+	assert.Equal(t, "search", tool.NameOnServer())
 }
 
 func TestSpecSchemaCapacityClipped(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 	"github.com/mcpward/mcpward/ports/portstest"
@@ -258,4 +259,52 @@ func TestConcurrentUse(t *testing.T) {
 	for _, s := range f.conn.Sessions() {
 		assert.True(t, s.Closed(), "a session was left open")
 	}
+}
+
+// TestCloseDropsTheFailure: a failed server's failure is not reported
+// again at Close: the Closed status (the last OnChange snapshot and
+// Status) holds no failure.
+func TestCloseDropsTheFailure(t *testing.T) {
+	f := newFixture(t, script("1"), ports.TransportHTTP, nil)
+	f.conn.Fail("Connect", refusal.New(refusal.Refused, "egress_refused", serverID))
+	requireRefusal(t, f.srv.Connect(context.Background()), refusal.Refused, "egress_refused")
+	require.Equal(t, Failed, f.srv.Status().State)
+	require.NoError(t, closeWithin(t, f.srv))
+	snaps := f.rec.snapshots()
+	last := snaps[len(snaps)-1]
+	assert.Equal(t, Closed, last.State)
+	assert.Nil(t, last.Err, "Close is not a failure: %s", describe(last))
+	assert.Nil(t, f.srv.Status().Err)
+	failures := 0
+	for _, st := range snaps {
+		if st.Err != nil && st.Err.Reason == "egress_refused" {
+			failures++
+		}
+	}
+	assert.Equal(t, 1, failures, "the failure is reported once")
+}
+
+// TestCloseWith: every use after CloseWith fails with the owner's refusal,
+// carrying the server id, whatever server id the refusal named; the tools
+// of a catalog it held too. A later Close changes nothing.
+func TestCloseWith(t *testing.T) {
+	f := newFixture(t, script("1", "a"), ports.TransportHTTP, nil)
+	f.connect(t)
+	tool, ok := f.srv.Catalog().Tool(catalog.ToolName(serverID, "a"))
+	require.True(t, ok)
+	why := &refusal.Error{Class: refusal.Config, Reason: "fleet_closed", Server: "other", Detail: "the owner closed it"}
+	require.NoError(t, f.srv.CloseWith(why))
+	require.NoError(t, f.srv.Close())
+	assert.Equal(t, "other", why.Server, "the owner's refusal is not modified")
+
+	e := requireRefusal(t, f.srv.Connect(context.Background()), refusal.Config, "fleet_closed")
+	assert.Equal(t, "the owner closed it", e.Detail)
+	_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
+	requireRefusal(t, err, refusal.Config, "fleet_closed")
+	requireRefusal(t, f.srv.Refresh(context.Background()), refusal.Config, "fleet_closed")
+	_, err = f.srv.GetPrompt(context.Background(), ports.GetPromptRequest{Name: "p"})
+	requireRefusal(t, err, refusal.Config, "fleet_closed")
+	_, err = tool.Call(context.Background(), nil)
+	requireRefusal(t, err, refusal.Config, "fleet_closed")
+	assert.Len(t, f.session(t, 0).CallRequests(), 0)
 }

@@ -121,7 +121,7 @@ func (s *Server) contentTimeout() time.Duration {
 // content runs one content request (prompts/get, resources/read,
 // completion, subscriptions) on the current session, bounded by
 // contentTimeout, like Call:
-// nothing is sent when the server is not Ready (Reason "not_connected"),
+// nothing is sent when the server is not Ready (Reason "server_unavailable"),
 // it is never replayed, an abandoned request over stdio closes the
 // session, a request that outlives the bound fails with Class Transient,
 // Reason "call_timeout", the caller's ctx ending with "cancelled" or

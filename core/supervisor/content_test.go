@@ -66,7 +66,7 @@ func TestContentThroughCatalog(t *testing.T) {
 func TestContentNotConnected(t *testing.T) {
 	f := newFixture(t, contentScript(), ports.TransportHTTP, nil)
 	_, err := f.srv.GetPrompt(context.Background(), ports.GetPromptRequest{Name: "p"})
-	requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+	requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 	require.NoError(t, closeWithin(t, f.srv))
 	_, err = f.srv.ReadResource(context.Background(), ports.ReadRequest{URI: "test://r/1"})
 	requireRefusal(t, err, refusal.Internal, ReasonClosed)

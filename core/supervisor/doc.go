@@ -47,7 +47,8 @@
 //   - The end of a caller's ctx is not a failure of the server: Connect (and
 //     Refresh and Call) return Class Transient, Reason "cancelled"
 //     (context.Canceled) or "timeout" (context.DeadlineExceeded).
-//   - Use after Close returns Class Internal, Reason "closed".
+//   - Use after Close returns Class Internal, Reason "closed"; after
+//     CloseWith, the refusal its owner gave.
 //
 // # Backoff
 //

@@ -10,11 +10,18 @@ import (
 // Reasons of the *refusal.Error values the supervisor makes itself. Errors
 // of the Connector and the sessions are passed on with their own reasons.
 const (
-	// ReasonNotConnected: Call or Refresh on a server that is not Ready;
-	// nothing reached the server. Class Transient, except in Failed, where
-	// the Class is that of the failure that ended there.
-	ReasonNotConnected = "not_connected"
-	// ReasonClosed: Class Internal; the server was closed.
+	// ReasonServerUnavailable: Call, Refresh or a content request on a
+	// server that is not Ready; nothing reached the server. Class
+	// Transient, except in Failed, where the Class is that of the failure
+	// that ended there. The error names the server.
+	ReasonServerUnavailable = "server_unavailable"
+	// ReasonNotConnected is the former name of ReasonServerUnavailable,
+	// now the same word.
+	//
+	// Deprecated: use ReasonServerUnavailable.
+	ReasonNotConnected = ReasonServerUnavailable
+	// ReasonClosed: Class Internal; the server was closed with Close (the
+	// owner that closes it with CloseWith chooses the refusal instead).
 	ReasonClosed = "closed"
 	// ReasonDisconnected: Class Transient; the session ended on its own.
 	ReasonDisconnected = "disconnected"
@@ -49,8 +56,14 @@ func (s *Server) newErr(class refusal.Class, reason string) *refusal.Error {
 	return refusal.New(class, reason, s.target.ServerID)
 }
 
-// errClosed is the error of any use after Close.
+// errClosed is the error of any use after Close: a copy of the refusal
+// CloseWith was given, with the server id, or Class Internal ReasonClosed.
 func (s *Server) errClosed() *refusal.Error {
+	if why := s.closedWhy.Load(); why != nil {
+		e := *why
+		e.Server = s.target.ServerID
+		return &e
+	}
 	e := s.newErr(refusal.Internal, ReasonClosed)
 	e.Detail = "the server was closed"
 	return e

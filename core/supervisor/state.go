@@ -58,7 +58,8 @@ type Status struct {
 	// or refresh, nil when that succeeded; in Backoff and Connecting it is
 	// the failure being retried (or the disconnect); in Idle after a
 	// Connect whose ctx ended, that end (Transient "cancelled" or
-	// "timeout"). Class is what callers branch on.
+	// "timeout"); in Closed, nil (Close drops it: closing is not a
+	// failure). Class is what callers branch on.
 	Err *refusal.Error
 	// Attempts is the number of failed attempts of the running (or last)
 	// connect sequence, counted toward MaxAttempts; 0 once Ready.

@@ -162,6 +162,9 @@ type Server struct {
 	sem chan struct{}
 	// closeDone is closed when Close has finished.
 	closeDone chan struct{}
+	// closedWhy is the refusal of every use after CloseWith (nil after
+	// Close): set once, before closed, under mu.
+	closedWhy atomic.Pointer[refusal.Error]
 
 	mu          sync.Mutex
 	closed      bool
@@ -781,7 +784,7 @@ func (s *Server) lost(c *conn) {
 // running one. It returns nil on success (the catalog may still be partial:
 // see Catalog.Partial). On failure it keeps the previous catalog, marked
 // stale, records the failure in Status.Err and returns it. When the server
-// is not Ready it returns ReasonNotConnected (see Call); if the session is
+// is not Ready it returns ReasonServerUnavailable (see Call); if the session is
 // lost meanwhile, Class Transient, Reason "disconnected". If ctx ends first
 // it returns Class Transient "cancelled" or "timeout" and changes nothing.
 // After Close it returns Class Internal "closed". A panic during the
@@ -892,7 +895,8 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 		if s.state == Failed && s.err != nil {
 			class = s.err.Class
 		}
-		e := s.newErr(class, ReasonNotConnected)
+		e := s.newErr(class, ReasonServerUnavailable)
+		e.Detail = "the server is not connected"
 		return nil, e
 	}
 	s.wg.Add(1)
@@ -902,7 +906,7 @@ func (s *Server) enter() (*conn, *refusal.Error) {
 // Call makes one tool call on the current session and never replays it.
 //
 // When the server is not Ready nothing is sent and Call returns Reason
-// "not_connected": Class Transient in Idle, Connecting and Backoff (and
+// "server_unavailable": Class Transient in Idle, Connecting and Backoff (and
 // over stdio while the session is closed for an abandoned call: from the
 // caller's cancel on, before the reconnect shows in Status), and in
 // Failed the Class of the failure that ended there (Status().Err), so a
@@ -1022,21 +1026,39 @@ func (s *Server) sessionCall(ctx context.Context, c *conn, r ports.CallRequest) 
 
 // Close ends everything: it cancels the running sequence and background
 // refreshes, closes the session (ending in-flight calls), drops the catalog
-// and waits until every goroutine and operation of the server has returned.
-// It returns the session's Close failure as a *refusal.Error, or nil. It is
-// idempotent: a later call waits for the first to finish and returns nil.
-// Close relies on the Connector and sessions returning once their ctx ends.
-func (s *Server) Close() error {
+// and the last failure (Closed holds none, so OnChange never hears a
+// failure again from Close) and waits until every goroutine and operation
+// of the server has returned. Every later use fails with Class Internal,
+// Reason "closed" (see CloseWith). It returns the session's Close failure
+// as a *refusal.Error, or nil. It is idempotent: a later call waits for
+// the first to finish and returns nil. Close relies on the Connector and
+// sessions returning once their ctx ends.
+func (s *Server) Close() error { return s.CloseWith(nil) }
+
+// CloseWith is Close, and every later use of the server (Connect, Call,
+// Refresh, the content requests, and so the tools of its catalogs) fails
+// with a copy of why carrying the server's id, instead of Class Internal
+// "closed": the owner that closes a server for a reason of its own (a
+// composition Fleet closed, or the server removed from it) says so, in a
+// class the caller can branch on. A nil why is Close. Only the first
+// Close or CloseWith of a server decides; later ones wait for it and
+// return nil.
+func (s *Server) CloseWith(why *refusal.Error) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		<-s.closeDone
 		return nil
 	}
+	if why != nil {
+		c := *why
+		s.closedWhy.Store(&c)
+	}
 	s.closed = true
 	c := s.cur
 	s.cur = nil
 	s.cat = nil
+	s.err = nil
 	s.state = Closed
 	s.publishLocked()
 	s.unlockNotify()

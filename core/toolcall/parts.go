@@ -39,21 +39,45 @@ type Image struct {
 	Data []byte
 }
 
+// Structured says how a tool result's structured content reaches a model
+// beside its content blocks. The zero value is StructuredFallback.
+type Structured int
+
+const (
+	// StructuredFallback sends the content blocks, and the structured
+	// content (as its JSON text) only when no content block gave a part:
+	// the protocol asks a server that returns structured content to
+	// mirror it in a text block, so the model reads it once. It is the
+	// rule of the Anthropic SDK's own MCP helper, which says the
+	// TypeScript and Python SDKs do the same.
+	StructuredFallback Structured = iota
+	// StructuredAlso sends the content blocks, then the structured
+	// content's JSON text unless a text block already holds the same JSON
+	// (compared compacted): for servers whose text says something else
+	// than their structured content.
+	StructuredAlso
+	// StructuredOnly sends the structured content's JSON text in place of
+	// the content blocks when the result has structured content, the
+	// content blocks otherwise: the compact form, for a model that reads
+	// JSON at least as well as the server's prose.
+	StructuredOnly
+)
+
 // Parts returns res as the pieces a model API takes, in the result's
 // order: a text block as its text; an image block (or an embedded blob
 // resource) whose MIME type images accepts as an Image, any other image,
 // audio or blob as a short note in brackets saying what was left out
 // (its MIME type and size, never its bytes); a resource link as a note
 // with its URI, name and MIME type; an embedded text resource as its URI
-// and text. Structured content follows as its JSON text unless a text
-// block already holds the same JSON (the protocol asks servers to send
-// both), then a note when the admission cap cut the result. A result
-// with nothing to show is one text part, "(no content)". A result
-// without typed Blocks (a host's own ports.Tool that set only Content)
-// gives its Content JSON as text. An empty text is left out (the APIs
-// refuse empty text blocks). images may be nil (no image accepted).
-// IsError is left to the caller: the APIs mark it differently.
-func Parts(res ports.ToolResult, images func(mimeType string) bool) []Part {
+// and text. Structured content is sent as structured says (its JSON
+// text, compacted; by default only when no content block gave a part),
+// then a note when the admission cap cut the result. A result with
+// nothing to show is one text part, "(no content)". A result without
+// typed Blocks (a host's own ports.Tool that set only Content) gives its
+// Content JSON as text. An empty text is left out (the APIs refuse empty
+// text blocks). images may be nil (no image accepted). IsError is left to
+// the caller: the APIs mark it differently.
+func Parts(res ports.ToolResult, images func(mimeType string) bool, structured Structured) []Part {
 	var out []Part
 	texts := func(s string) {
 		if s != "" { // the APIs refuse an empty text block
@@ -68,12 +92,19 @@ func Parts(res ports.ToolResult, images func(mimeType string) bool) []Part {
 		texts(fmt.Sprintf("[%s (%s, %d bytes) left out: the model API takes no such block in a tool result]",
 			what, clip(mime), len(data)))
 	}
-	if res.Blocks == nil {
+	sc := bytes.TrimSpace(res.StructuredContent)
+	switch {
+	case structured == StructuredOnly && len(sc) > 0:
+		// The structured content stands for the blocks.
+	case res.Blocks == nil:
 		if c := bytes.TrimSpace(res.Content); len(c) > 0 && !bytes.Equal(c, []byte("[]")) {
 			texts(string(c))
 		}
 	}
 	for _, b := range res.Blocks {
+		if structured == StructuredOnly && len(sc) > 0 {
+			break
+		}
 		switch b.Kind {
 		case ports.ContentText:
 			texts(b.Text)
@@ -100,8 +131,19 @@ func Parts(res ports.ToolResult, images func(mimeType string) bool) []Part {
 			texts("[a content block of type " + clip(string(b.Kind)) + " left out]")
 		}
 	}
-	if sc := bytes.TrimSpace(res.StructuredContent); len(sc) > 0 && !hasJSON(out, sc) {
-		texts(compact(sc))
+	if len(sc) > 0 {
+		switch structured {
+		case StructuredAlso:
+			if !hasJSON(out, sc) {
+				texts(compact(sc))
+			}
+		case StructuredOnly:
+			texts(compact(sc))
+		default:
+			if len(out) == 0 {
+				texts(compact(sc))
+			}
+		}
 	}
 	if res.Truncated {
 		texts("[the result was cut to the host's size limit]")

@@ -1,10 +1,12 @@
 // Package toolcall runs the tool calls a model asked for against the tools
 // a host offered it, and prepares their results for a model API. It is the
 // part the model-API bridges (the bridges/anthropic and bridges/openai
-// modules) share, free of any API's types: each bridge turns a response's
-// tool-use blocks into Calls, Run makes them (a host-supplied confirmation
-// first, several at a time), and Parts and ErrorText turn each Outcome
-// into what the bridge writes back.
+// modules) share, free of any API's types, and its Options are both
+// bridges' options: each bridge turns a response's tool-use blocks into
+// Calls, Run makes them (a host-supplied confirmation first, several at a
+// time), and Parts and ErrorText turn each Outcome into what the bridge
+// writes back. A Gate does the same for calls that come one at a time,
+// from an LLM SDK's own tool runner.
 package toolcall
 
 import (
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -23,9 +26,13 @@ const DefaultMaxParallel = 4
 
 // Reason words of the refusals Run makes itself.
 const (
-	// ReasonUnknownTool (Class Config): the model named a tool the host
-	// did not offer (a made-up name, or one from an older turn).
-	ReasonUnknownTool = "unknown_tool"
+	// ReasonUnknownTool is catalog.ReasonUnknownTool (Class Config): the
+	// model named a tool the host did not offer (a made-up name, or one
+	// from an older turn).
+	//
+	// Deprecated: use catalog.ReasonUnknownTool (or
+	// composition.ReasonUnknownTool), the word's one definition.
+	ReasonUnknownTool = catalog.ReasonUnknownTool
 	// ReasonDeclined (Class Refused): the host's Confirm said no with an
 	// error that is not a *refusal.Error (one that is keeps its own class
 	// and reason).
@@ -42,7 +49,8 @@ const (
 // Call is one tool call a model asked for.
 type Call struct {
 	// ID is the API's id of the call (a tool_use id, a tool call id, a
-	// call_id), echoed in its result.
+	// call_id), echoed in its result; "" where the API's tool runner does
+	// not hand it over (see the bridges' runner paths).
 	ID string
 	// Name is the tool's host-facing name as the model gave it.
 	Name string
@@ -54,16 +62,20 @@ type Call struct {
 	Spec ports.ToolSpec
 }
 
-// Options tune Run. The zero value (or nil) means every default.
+// Options tune Run, a Gate and both model-API bridges (bridges/anthropic
+// and bridges/openai, whose Options are this type): one value serves
+// every bridge and every path of a bridge. The zero value (or nil) means
+// every default.
 type Options struct {
 	// Confirm, when set, is asked before each call of an offered tool,
 	// with the call and the tool's spec: nil lets the call go, an error
 	// refuses it (it is never made; the model reads the refusal's class
 	// and reason: ReasonDeclined, Class Refused, for an error that is not
-	// a *refusal.Error). Run asks one call at a time, in the order the
-	// model gave them, never concurrently, so a host can prompt a user;
-	// a call confirmed starts at once, while the next is asked. A call of
-	// a tool that was not offered is refused without asking.
+	// a *refusal.Error). It is asked one call at a time, never
+	// concurrently, so a host can prompt a user: Run asks in the order
+	// the model gave the calls, and a call confirmed starts at once while
+	// the next is asked; a Gate asks in the order the calls reach it. A
+	// call of a tool that was not offered is refused without asking.
 	//
 	// Spec.Annotations are the server's hints, not facts: a server can
 	// claim readOnlyHint for a tool that deletes files. A host that lets
@@ -75,6 +87,24 @@ type Options struct {
 	// response are independent by the APIs' contract (the model wants
 	// all their results at once), so they may run in any order.
 	MaxParallel int
+	// MaxDescription bounds each tool's description as the bridges hand it
+	// to a model API, in characters; 0 (or less) means
+	// DefaultMaxDescription (see Description). Run ignores it.
+	MaxDescription int
+	// OnProgress, when set, gets the progress of every call made, with
+	// that call (its ID tells parallel calls apart): each call then asks
+	// the server for progress, as ports.WithProgress does (the server
+	// gets a progress token, and each notification restarts the call's
+	// timeout window), and a progress callback the caller's ctx carries
+	// is not used. It is called from the call's own goroutine:
+	// concurrently for different calls, never concurrently for one, never
+	// after the call returned. It must not block.
+	OnProgress func(c Call, p ports.Progress)
+	// Structured says how a result's structured content reaches the
+	// model beside its content blocks; the zero value is
+	// StructuredFallback, only when the content holds nothing (see
+	// Parts). Run ignores it.
+	Structured Structured
 }
 
 // Outcome is what became of one Call.
@@ -103,21 +133,9 @@ func Run(ctx context.Context, tools []ports.Tool, calls []Call, opts *Options) (
 	if opts != nil {
 		o = *opts
 	}
-	parallel := o.MaxParallel
-	if parallel <= 0 {
-		parallel = DefaultMaxParallel
-	}
-	byName := make(map[string]ports.Tool, len(tools))
-	for _, t := range tools {
-		if t == nil {
-			continue
-		}
-		if n := t.Spec().Name; byName[n] == nil {
-			byName[n] = t
-		}
-	}
+	byName := byName(tools)
 	out := make([]Outcome, len(calls))
-	sem := make(chan struct{}, parallel)
+	sem := make(chan struct{}, parallel(o))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		t := byName[c.Name]
@@ -130,19 +148,12 @@ func Run(ctx context.Context, tools []ports.Tool, calls []Call, opts *Options) (
 			continue
 		}
 		if t == nil {
-			out[i].Err = &refusal.Error{Class: refusal.Config, Reason: ReasonUnknownTool,
-				Detail: "no tool of that name was offered"}
+			out[i].Err = unknownTool()
 			continue
 		}
-		if o.Confirm != nil {
-			if err := o.Confirm(ctx, c); err != nil {
-				var r *refusal.Error
-				if !errors.As(err, &r) {
-					r = &refusal.Error{Class: refusal.Refused, Reason: ReasonDeclined, Detail: "the host declined the call"}
-				}
-				out[i].Err = r
-				continue
-			}
+		if err := confirm(ctx, o, c); err != nil {
+			out[i].Err = err
+			continue
 		}
 		select {
 		case sem <- struct{}{}:
@@ -154,11 +165,123 @@ func Run(ctx context.Context, tools []ports.Tool, calls []Call, opts *Options) (
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i].Result, out[i].Err = t.Call(ctx, c.Args)
+			out[i].Result, out[i].Err = call(ctx, o, t, c)
 		}()
 	}
 	wg.Wait()
 	return out, ctxErr(ctx)
+}
+
+// Gate makes tool calls one at a time as they come, under one Options:
+// for an LLM SDK's own tool runner, which calls each tool on a goroutine
+// of its own (Run takes a whole response's calls at once instead). Its
+// Confirm is asked one call at a time (never concurrently, in the order
+// the calls reach the Gate), and at most MaxParallel calls of the Gate
+// run at once. A Gate is safe for concurrent use.
+type Gate struct {
+	opts      Options
+	confirmMu sync.Mutex
+	sem       chan struct{}
+}
+
+// NewGate returns a Gate of opts (nil: every default); opts is copied.
+func NewGate(opts *Options) *Gate {
+	g := &Gate{}
+	if opts != nil {
+		g.opts = *opts
+	}
+	g.sem = make(chan struct{}, parallel(g.opts))
+	return g
+}
+
+// Options returns the Gate's options.
+func (g *Gate) Options() Options { return g.opts }
+
+// Call makes c with t (nil: a tool not offered, refused with
+// catalog.ReasonUnknownTool without asking Confirm), c.Spec filled in
+// from t, and returns its Outcome: Confirm first, then a slot of
+// MaxParallel, then the call. A ctx that ends before the call starts
+// gives its refusal (Class Transient, "cancelled" or "timeout").
+func (g *Gate) Call(ctx context.Context, t ports.Tool, c Call) Outcome {
+	if t != nil {
+		c.Spec = t.Spec()
+	}
+	out := Outcome{Call: c}
+	if out.Err = ctxErr(ctx); out.Err != nil {
+		return out
+	}
+	if t == nil {
+		out.Err = unknownTool()
+		return out
+	}
+	g.confirmMu.Lock()
+	err := confirm(ctx, g.opts, c)
+	g.confirmMu.Unlock()
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	select {
+	case g.sem <- struct{}{}:
+	case <-ctx.Done():
+		out.Err = ctxErr(ctx)
+		return out
+	}
+	defer func() { <-g.sem }()
+	out.Result, out.Err = call(ctx, g.opts, t, c)
+	return out
+}
+
+// byName indexes tools by name, the first of one name winning.
+func byName(tools []ports.Tool) map[string]ports.Tool {
+	m := make(map[string]ports.Tool, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		if n := t.Spec().Name; m[n] == nil {
+			m[n] = t
+		}
+	}
+	return m
+}
+
+// parallel returns o's bound of calls at once.
+func parallel(o Options) int {
+	if o.MaxParallel <= 0 {
+		return DefaultMaxParallel
+	}
+	return o.MaxParallel
+}
+
+// unknownTool is the refusal of a call of a tool not offered.
+func unknownTool() error {
+	return &refusal.Error{Class: refusal.Config, Reason: catalog.ReasonUnknownTool,
+		Detail: "no tool of that name was offered"}
+}
+
+// confirm asks o.Confirm about c; its error is a *refusal.Error.
+func confirm(ctx context.Context, o Options, c Call) error {
+	if o.Confirm == nil {
+		return nil
+	}
+	err := o.Confirm(ctx, c)
+	if err == nil {
+		return nil
+	}
+	var r *refusal.Error
+	if !errors.As(err, &r) {
+		r = &refusal.Error{Class: refusal.Refused, Reason: ReasonDeclined, Detail: "the host declined the call"}
+	}
+	return r
+}
+
+// call makes c with t, its progress to o.OnProgress when set.
+func call(ctx context.Context, o Options, t ports.Tool, c Call) (ports.ToolResult, error) {
+	if f := o.OnProgress; f != nil {
+		ctx = ports.WithProgress(ctx, func(p ports.Progress) { f(c, p) })
+	}
+	return t.Call(ctx, c.Args)
 }
 
 // ctxErr returns ctx's end as a refusal, or nil while it lasts.

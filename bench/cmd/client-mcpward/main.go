@@ -63,7 +63,7 @@ func definitionOf(t clientkit.Target) map[string]any {
 }
 
 // connect connects every target in one Fleet and checks each connected.
-func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*composition.Fleet, []composition.ServerResult, error) {
+func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*composition.Fleet, []composition.ServerStatus, error) {
 	servers := map[string]any{}
 	for _, t := range ts {
 		servers[t.Name] = definitionOf(t)
@@ -107,7 +107,7 @@ func (d driver) ConnectMany(ctx context.Context, ts []clientkit.Target) (io.Clos
 func (c *conn) Tools() int { return c.tools }
 
 func (c *conn) Call(ctx context.Context) error {
-	res, err := c.fleet.Call(ctx, c.server, fixture.Echo, fixture.EchoArgs)
+	res, err := c.fleet.CallServerTool(ctx, c.server, fixture.Echo, fixture.EchoArgs)
 	if err != nil {
 		return err
 	}

@@ -1,32 +1,19 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 
-	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/ports"
 )
 
-// workspacesDir is the subdirectory of the state directory holding one
-// generation file per workspace root.
-const workspacesDir = "workspaces"
-
 // ReasonGenerationUnavailable is the reason of the refusal Facts returns
-// when the workspace generation cannot be read or created.
-const ReasonGenerationUnavailable = "workspace_generation_unavailable"
+// when the workspace generation cannot be read or created
+// (composition.ReasonWorkspaceGenerationUnavailable).
+const ReasonGenerationUnavailable = composition.ReasonWorkspaceGenerationUnavailable
 
 // How a workspace root was found (Workspace.RootFrom).
 const (
@@ -42,8 +29,8 @@ const (
 	RootCwd = "cwd"
 )
 
-// Workspace is the CLI's ports.WorkspaceTrust: the repository identity of
-// the working directory, the generation kept in the state directory, and
+// Workspace is the CLI's ports.WorkspaceTrust: composition.GitWorkspace of
+// the workspace root, its generation kept in the state directory, and
 // trust only when --trust-workspace is given. Facts is safe for concurrent
 // use; the fields are read-only.
 type Workspace struct {
@@ -54,18 +41,14 @@ type Workspace struct {
 	Root string
 	// RootFrom is RootGit, RootProjectFile or RootCwd.
 	RootFrom string
-	// Repository is the repository identity (see repositoryOf).
+	// Repository is the repository identity (composition.Workspace's).
 	Repository string
 	// Trusted is --trust-workspace.
 	Trusted bool
 	// gitDir is the git directory of a RootGit workspace ("" otherwise, or
 	// when a .git file could not be followed).
-	gitDir   string
-	stateDir string
-
-	once sync.Once
-	gen  string
-	err  error
+	gitDir string
+	ws     *composition.Workspace
 }
 
 // WorkspaceRoot returns the root of cwd's workspace, as Workspace.Root is
@@ -79,20 +62,21 @@ func WorkspaceRoot(cwd string) string {
 // newWorkspace describes the workspace of cwd; home bounds the search for
 // .mcp.json outside git ("" for no bound).
 func newWorkspace(cwd, home, stateDir string, trusted bool) *Workspace {
-	w := &Workspace{Trusted: trusted, stateDir: stateDir}
+	w := &Workspace{Trusted: trusted}
 	if root, gitDir, ok := findGit(cwd); ok {
 		w.Root, w.RootFrom, w.gitDir = root, RootGit, gitDir
-		w.Repository = "file://" + filepath.ToSlash(root)
-		if remote := canonicalRemote(readRemote(gitConfigPath(gitDir)), root); remote != "" {
-			w.Repository = remote
+	} else {
+		w.Root, w.RootFrom = cwd, RootCwd
+		if d, ok := nearestProjectDir(cwd, home); ok {
+			w.Root, w.RootFrom = d, RootProjectFile
 		}
-		return w
 	}
-	w.Root, w.RootFrom = cwd, RootCwd
-	if d, ok := nearestProjectDir(cwd, home); ok {
-		w.Root, w.RootFrom = d, RootProjectFile
-	}
-	w.Repository = "file://" + filepath.ToSlash(w.Root)
+	// The repository identity and the generation are composition's, of
+	// the root found above (GitWorkspace finds the same git root from it,
+	// and none outside git), so a host given the same state directory
+	// shares the CLI's approvals of the workspace.
+	w.ws = composition.GitWorkspace(w.Root, &composition.WorkspaceOptions{Trusted: trusted, StateDir: stateDir})
+	w.Repository = w.ws.Repository
 	return w
 }
 
@@ -111,82 +95,14 @@ func (w *Workspace) Tracks(paths ...string) (map[string]bool, error) {
 	return gitTracks(w.Root, w.gitDir, paths)
 }
 
-// Facts implements ports.WorkspaceTrust.
+// Facts implements ports.WorkspaceTrust: composition.Workspace's facts
+// of the root (its generation read at every call).
 func (w *Workspace) Facts(ctx context.Context) (ports.WorkspaceFacts, error) {
-	w.once.Do(func() { w.gen, w.err = w.generation() })
-	if w.err != nil {
-		return ports.WorkspaceFacts{}, w.err
-	}
-	return ports.WorkspaceFacts{Trusted: w.Trusted, Repository: w.Repository, Generation: w.gen}, nil
+	return w.ws.Facts(ctx)
 }
 
 // generationFile is the file holding the generation of w's root.
-func (w *Workspace) generationFile() string {
-	sum := sha256.Sum256([]byte(w.Root))
-	return filepath.Join(w.stateDir, workspacesDir, hex.EncodeToString(sum[:16]))
-}
-
-// generation returns the generation of w's root, creating it (a random id)
-// when there is none. Concurrent first runs agree: the file is created
-// whole with a hard link that fails when another run created it first.
-func (w *Workspace) generation() (string, error) {
-	fail := func(detail string) (string, error) {
-		return "", &refusal.Error{Class: refusal.Internal, Reason: ReasonGenerationUnavailable, Detail: detail}
-	}
-	path := w.generationFile()
-	if gen, err := readGeneration(path); err == nil {
-		return gen, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fail("generation file unreadable")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fail("workspaces directory cannot be created")
-	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fail("no randomness")
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return fail("generation file cannot be created")
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.WriteString(hex.EncodeToString(b[:]) + "\n")
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return fail("generation file cannot be written")
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fail("generation file cannot be created")
-	}
-	gen, err := readGeneration(path)
-	if err != nil {
-		return fail("generation file unreadable")
-	}
-	return gen, nil
-}
-
-// readGeneration reads a generation file: one line of lowercase hex.
-func readGeneration(path string) (string, error) {
-	data, err := ReadRegular(path, 4<<10)
-	if err != nil {
-		return "", err
-	}
-	gen := strings.TrimSpace(string(data))
-	if len(gen) == 0 || len(gen) > 64 || strings.Trim(gen, "0123456789abcdef") != "" {
-		return "", errors.New("malformed generation")
-	}
-	return gen, nil
-}
-
-// repositoryOf returns the workspace root of cwd and its repository
-// identity as newWorkspace finds them (with no HOME bound): the canonical
-// "origin" remote (else the first remote by name) of the git repository
-// holding cwd, with userinfo, query and fragment removed; file://ROOT for
-// a git repository without a usable remote, and outside git.
-func repositoryOf(cwd string) (root, repository string) {
-	w := newWorkspace(cwd, "", "", false)
-	return w.Root, w.Repository
-}
+func (w *Workspace) generationFile() string { return w.ws.GenerationFile() }
 
 // ProjectFileName is the project file's name, as Claude Code names it.
 const ProjectFileName = ".mcp.json"
@@ -286,106 +202,4 @@ func gitConfigPath(gitDir string) string {
 		return filepath.Join(c, "config")
 	}
 	return filepath.Join(gitDir, "config")
-}
-
-// readRemote returns the url of the "origin" remote of a git config file,
-// else of the first remote by name, else "".
-func readRemote(configPath string) string {
-	if configPath == "" {
-		return ""
-	}
-	data, err := ReadRegular(configPath, maxGitConfigBytes)
-	if err != nil {
-		return ""
-	}
-	urls := map[string]string{}
-	remote, inRemote := "", false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			remote, inRemote = parseRemoteSection(line)
-			continue
-		}
-		if !inRemote {
-			continue
-		}
-		k, v, found := strings.Cut(line, "=")
-		if !found || !strings.EqualFold(strings.TrimSpace(k), "url") {
-			continue
-		}
-		if _, seen := urls[remote]; !seen {
-			urls[remote] = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	if u, ok := urls["origin"]; ok {
-		return u
-	}
-	names := make([]string, 0, len(urls))
-	for n := range urls {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return ""
-	}
-	return urls[names[0]]
-}
-
-// parseRemoteSection parses a section header; it reports the remote name
-// for [remote "NAME"].
-func parseRemoteSection(line string) (string, bool) {
-	inner, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
-	if !ok {
-		return "", false
-	}
-	sect, sub, found := strings.Cut(inner, " ")
-	if !found || !strings.EqualFold(sect, "remote") {
-		return "", false
-	}
-	sub = strings.TrimSpace(sub)
-	if len(sub) < 2 || sub[0] != '"' || sub[len(sub)-1] != '"' {
-		return "", false
-	}
-	return sub[1 : len(sub)-1], true
-}
-
-// canonicalRemote returns a remote URL without anything that may be a
-// credential (userinfo, query, fragment), scheme and host lower-cased; an
-// scp-like "user@host:path" becomes "ssh://host/path"; a local path becomes
-// file://PATH (relative to root). It returns "" for what it cannot parse.
-func canonicalRemote(remote, root string) string {
-	if remote == "" {
-		return ""
-	}
-	if strings.Contains(remote, "://") {
-		u, err := url.Parse(remote)
-		if err != nil || u.Host == "" && u.Scheme != "file" {
-			return ""
-		}
-		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		return u.String()
-	}
-	// scp-like [user[:password]@]host:path: drop everything up to the last
-	// "@" before the first "/", so no userinfo survives.
-	scp := remote
-	if head, _, _ := strings.Cut(scp, "/"); strings.Contains(head, "@") {
-		scp = scp[strings.LastIndexByte(head, '@')+1:]
-	}
-	if hostPart, path, found := strings.Cut(scp, ":"); found && !strings.Contains(hostPart, "/") {
-		if hostPart == "" {
-			return ""
-		}
-		u := url.URL{Scheme: "ssh", Host: strings.ToLower(hostPart), Path: "/" + strings.TrimPrefix(path, "/")}
-		return u.String()
-	}
-	p := scp
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	return "file://" + filepath.ToSlash(filepath.Clean(p))
 }

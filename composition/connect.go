@@ -334,6 +334,9 @@ func (h *Host) supervisorOptions(opts *ConnectOptions, name string, def *definit
 	if sopts.Logger == nil {
 		sopts.Logger = h.logger
 	}
+	if sopts.Step == nil {
+		sopts.Step = h.tel.step()
+	}
 	return &sopts
 }
 

@@ -487,14 +487,16 @@ func (h *Host) evaluateWith(ctx context.Context, srcs []definition.Source, decid
 	res := h.resolve(srcs)
 	ev := Evaluation{Servers: make([]ServerEvaluation, len(res.Servers)), Problems: res.Problems}
 	for i, s := range res.Servers {
-		r := h.materialize(ctx, res, s)
+		sctx, span := h.tel.evaluateSpan(ctx)
+		r := h.materialize(sctx, res, s)
 		if r.State == StateAllowed && r.subject != nil {
-			dec, err := decide(ctx, *r.subject)
+			dec, err := decide(sctx, *r.subject)
 			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
 			if !dec.Allowed {
 				r.State = StateDenied
 			}
 		}
+		endEvaluate(span, r)
 		ev.Servers[i] = r
 	}
 	return ev, res

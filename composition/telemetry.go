@@ -18,6 +18,7 @@ import (
 	"github.com/mcpward/mcpward/adapters/httptransport"
 	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/core/supervisor"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -328,16 +329,25 @@ func spanName(method, target string) string {
 // error's text.
 func errorType(err error) string {
 	r := refusal.ReasonOf(err)
-	if r == "" || len(r) > 64 {
+	if !isWord(r) {
 		return "_OTHER"
+	}
+	return r
+}
+
+// isWord reports whether r is a plain lower_snake_case word of 1 to 64
+// bytes: what a reason may be to become an attribute.
+func isWord(r string) bool {
+	if r == "" || len(r) > 64 {
+		return false
 	}
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
-			return "_OTHER"
+			return false
 		}
 	}
-	return r
+	return true
 }
 
 // traceparentOf is sc as a W3C traceparent of version 00.
@@ -431,4 +441,81 @@ func parseTraceparent(tp string) (trace.SpanContext, bool) {
 	}
 	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid,
 		TraceFlags: trace.TraceFlags(flags) & trace.FlagsSampled, Remote: true}), true
+}
+
+// The names of the INTERNAL spans of mcpward's own steps. A step's span
+// carries error.type (a refusal's reason word, else "_OTHER") when it
+// fails, and nothing of the server's definition: no name, command,
+// argument, URL, header or environment value.
+const (
+	// SpanEvaluate is one server's activation decision (Host.Evaluate,
+	// and the evaluation of Host.Connect and Fleet.Add), with the
+	// attributes AttrDecisionState and AttrDecisionReason.
+	SpanEvaluate = "mcpward.evaluate"
+	// SpanConnect is one connect attempt of a supervised server: the
+	// parent of its handshake's client span ("initialize" or
+	// "server/discover").
+	SpanConnect = "mcpward.connect"
+	// SpanDiscovery is the discovery of a session's lists (at connect or
+	// at a refresh): the parent of its "{kind}/list" client spans.
+	SpanDiscovery = "mcpward.discovery"
+)
+
+// The attributes of a SpanEvaluate span: words, never a value.
+const (
+	// AttrDecisionState is the State the evaluation gave the server
+	// ("allowed", "denied", ...).
+	AttrDecisionState = "mcpward.decision.state"
+	// AttrDecisionReason is the decision's Reason when it is a plain
+	// lower_snake_case word (absent otherwise, or when there is none).
+	AttrDecisionReason = "mcpward.decision.reason"
+)
+
+// step returns the supervisor.Options.Step recording SpanConnect and
+// SpanDiscovery, or nil when t has no tracer.
+func (t *telemetry) step() func(context.Context, string) (context.Context, func(error)) {
+	if t == nil || t.tracer == nil {
+		return nil
+	}
+	return func(ctx context.Context, step string) (context.Context, func(error)) {
+		name := SpanDiscovery
+		if step == supervisor.StepConnect {
+			name = SpanConnect
+		}
+		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+		return ctx, func(err error) { endStep(span, err) }
+	}
+}
+
+// endStep ends span, with error.type and an Error status when err is
+// non-nil.
+func endStep(span trace.Span, err error) {
+	if err != nil {
+		et := errorType(err)
+		span.SetAttributes(semconv.ErrorTypeKey.String(et))
+		span.SetStatus(codes.Error, et)
+	}
+	span.End()
+}
+
+// evaluateSpan starts the SpanEvaluate span of one server under ctx, or
+// returns ctx and a nil span when t has no tracer.
+func (t *telemetry) evaluateSpan(ctx context.Context) (context.Context, trace.Span) {
+	if t == nil || t.tracer == nil {
+		return ctx, nil
+	}
+	return t.tracer.Start(ctx, SpanEvaluate, trace.WithSpanKind(trace.SpanKindInternal))
+}
+
+// endEvaluate ends span (nil: nothing) with the decision's state and its
+// reason when that is a word, and error.type when the decision failed.
+func endEvaluate(span trace.Span, r ServerEvaluation) {
+	if span == nil {
+		return
+	}
+	span.SetAttributes(attribute.String(AttrDecisionState, string(r.State)))
+	if isWord(r.Reason) {
+		span.SetAttributes(attribute.String(AttrDecisionReason, r.Reason))
+	}
+	endStep(span, r.Err)
 }

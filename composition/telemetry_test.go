@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -24,6 +25,12 @@ func TestTelemetryNil(t *testing.T) {
 	c := portstest.NewConnector(portstest.SessionScript{})
 	assert.Same(t, c, tel.connector(c))
 	assert.Nil(t, tel.observer())
+	assert.Nil(t, tel.step(), "no supervisor step hook")
+	ctx := context.Background()
+	ectx, span := tel.evaluateSpan(ctx)
+	assert.Nil(t, span)
+	assert.Equal(t, ctx, ectx)
+	assert.Nil(t, newTelemetry(Config{MeterProvider: noop.NewMeterProvider()}).step(), "metrics only: no step spans")
 
 	on := newTelemetry(Config{TracerProvider: tracenoop.NewTracerProvider()})
 	require.NotNil(t, on)

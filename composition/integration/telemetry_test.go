@@ -337,40 +337,11 @@ func TestTelemetryCanary(t *testing.T) {
 		require.True(t, p.saw(s), "the server received %s", s)
 	}
 
-	var seen strings.Builder
-	spans := rec.spans.Ended()
-	require.NotEmpty(t, spans)
-	for _, s := range spans {
-		fmt.Fprintln(&seen, s.Name(), s.Status().Description)
-		kvs := append([]attribute.KeyValue(nil), s.Attributes()...)
-		for _, e := range s.Events() {
-			fmt.Fprintln(&seen, e.Name)
-			kvs = append(kvs, e.Attributes...)
-		}
-		for _, l := range s.Links() {
-			kvs = append(kvs, l.Attributes...)
-		}
-		kvs = append(kvs, s.Resource().Attributes()...)
-		for _, kv := range kvs {
-			fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
-		}
-	}
-	rm := rec.collect(t)
-	require.NotEmpty(t, rm.ScopeMetrics)
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			fmt.Fprintln(&seen, m.Name, m.Description, m.Unit)
-			h, ok := m.Data.(metricdata.Histogram[float64])
-			require.True(t, ok, "%s is a float64 histogram", m.Name)
-			for _, dp := range h.DataPoints {
-				for _, kv := range dp.Attributes.ToSlice() {
-					fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
-				}
-			}
-		}
-	}
-	out := seen.String()
+	out := telemetryText(t, rec)
 	require.Contains(t, out, "tools/call echo", "the walk saw the spans")
+	for _, step := range []string{composition.SpanEvaluate, composition.SpanConnect, composition.SpanDiscovery} {
+		require.Contains(t, out, step, "the walk saw mcpward's steps")
+	}
 	// Not require.NotContains: its message would print the telemetry.
 	assert.False(t, strings.Contains(out, canary), "a secret, argument or result reached the telemetry")
 }
@@ -478,4 +449,44 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(h.k, h.v)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// telemetryText is every span (name, status, attributes, events, links,
+// resource) and every metric (name, description, unit, data points'
+// attributes) rec holds, as text to search for a canary.
+func telemetryText(t *testing.T, rec *recorders) string {
+	t.Helper()
+	var seen strings.Builder
+	spans := rec.spans.Ended()
+	require.NotEmpty(t, spans)
+	for _, s := range spans {
+		fmt.Fprintln(&seen, s.Name(), s.Status().Description)
+		kvs := append([]attribute.KeyValue(nil), s.Attributes()...)
+		for _, e := range s.Events() {
+			fmt.Fprintln(&seen, e.Name)
+			kvs = append(kvs, e.Attributes...)
+		}
+		for _, l := range s.Links() {
+			kvs = append(kvs, l.Attributes...)
+		}
+		kvs = append(kvs, s.Resource().Attributes()...)
+		for _, kv := range kvs {
+			fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+		}
+	}
+	rm := rec.collect(t)
+	require.NotEmpty(t, rm.ScopeMetrics)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			fmt.Fprintln(&seen, m.Name, m.Description, m.Unit)
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			require.True(t, ok, "%s is a float64 histogram", m.Name)
+			for _, dp := range h.DataPoints {
+				for _, kv := range dp.Attributes.ToSlice() {
+					fmt.Fprintln(&seen, kv.Key, kv.Value.Emit())
+				}
+			}
+		}
+	}
+	return seen.String()
 }

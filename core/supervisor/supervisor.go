@@ -112,6 +112,15 @@ type Options struct {
 	// goroutine that runs it); Status, Catalog and other non-blocking
 	// reads are fine.
 	OnChange func(Status)
+	// Step, when non-nil, is called as a step of the supervisor begins:
+	// StepConnect (the connector's Connect of an attempt) and
+	// StepDiscovery (the discovery of an attempt or of a refresh). The
+	// step runs under the context Step returns (derived from the one it
+	// was given, so it ends as that one does), and the func Step returns
+	// is called once as the step ends, with its error or nil (not when a
+	// panic ends it). It is how a host traces the steps; it must not
+	// block. nil costs nothing.
+	Step func(ctx context.Context, step string) (context.Context, func(error))
 	// OnResourceUpdated, when non-nil, is called with every resource
 	// update of a subscribed URI (see Subscribe), from a goroutine of the
 	// server, never concurrently with itself: updates are coalesced per
@@ -148,6 +157,7 @@ type Server struct {
 	catOpts        *catalog.Options
 	logger         *slog.Logger
 	onChange       func(Status)
+	step           func(context.Context, string) (context.Context, func(error))
 	updates        *updates
 
 	// life ends on Close; every background goroutine and every attempt
@@ -283,6 +293,7 @@ func New(c ports.Connector, t ports.Target, opts *Options) *Server {
 		catOpts:        o.Catalog,
 		logger:         o.Logger,
 		onChange:       o.OnChange,
+		step:           o.Step,
 		updates:        newUpdates(&o),
 		sem:            make(chan struct{}, 1),
 		closeDone:      make(chan struct{}),
@@ -508,7 +519,9 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 		default: // one refresh is already pending: coalesced
 		}
 	}, ResourceUpdated: s.resourceUpdated}
-	sess, cerr := s.connector.Connect(actx, s.target, sig)
+	cctx, endConnect := s.begin(actx, StepConnect)
+	sess, cerr := s.connector.Connect(cctx, s.target, sig)
+	endConnect(cerr)
 	if cerr != nil {
 		if sess != nil {
 			_ = sess.Close()
@@ -536,7 +549,9 @@ func (s *Server) attempt(ctx context.Context) (c *conn, cat *catalog.Catalog, de
 	}
 	s.unlockNotify()
 
-	lists, dErr := catalog.Discover(actx, sess, s.discover)
+	dctx, endDiscovery := s.begin(actx, StepDiscovery)
+	lists, dErr := catalog.Discover(dctx, sess, s.discover)
+	endDiscovery(dErr)
 	if dErr != nil {
 		if ctx.Err() != nil || actx.Err() != nil {
 			return fail(s.attemptErr(ctx, actx, dErr))
@@ -863,6 +878,27 @@ func (s *Server) refresh(ctx context.Context, c *conn) *refusal.Error {
 	return e
 }
 
+// The steps Options.Step is told of.
+const (
+	// StepConnect is the connector's Connect of an attempt (the
+	// handshake).
+	StepConnect = "connect"
+	// StepDiscovery is the discovery of the lists of a session, at an
+	// attempt or a refresh.
+	StepDiscovery = "discovery"
+)
+
+// begin calls Options.Step for step under ctx, or returns ctx and a func
+// doing nothing when there is none.
+func (s *Server) begin(ctx context.Context, step string) (context.Context, func(error)) {
+	if s.step == nil {
+		return ctx, noStep
+	}
+	return s.step(ctx, step)
+}
+
+func noStep(error) {}
+
 // rediscover discovers the lists of c again and builds their catalog (nil
 // when the discovery failed with dErr). A panic in either is recovered and
 // returned as perr.
@@ -872,7 +908,9 @@ func (s *Server) rediscover(ctx context.Context, c *conn) (cat *catalog.Catalog,
 			cat, dErr, perr = nil, nil, s.recovered(v, panicInRefresh)
 		}
 	}()
-	lists, dErr := catalog.Discover(ctx, c.sess, s.discover)
+	dctx, endDiscovery := s.begin(ctx, StepDiscovery)
+	lists, dErr := catalog.Discover(dctx, c.sess, s.discover)
+	endDiscovery(dErr)
 	if dErr == nil {
 		cat = catalog.Build(s.target.ServerID, c.id, lists, s, s.catOpts)
 	}

@@ -190,7 +190,7 @@ func TestStdioCrashAfterHealthyStart(t *testing.T) {
 	require.Equal(t, StateConnected, result(t, f, "s").State)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := f.Call(ctx, "s", "crash", json.RawMessage(`{}`))
+	_, err := f.CallServerTool(ctx, "s", "crash", json.RawMessage(`{}`))
 	require.Error(t, err)
 	assert.Equal(t, refusal.Transient, refusal.ClassOf(err))
 	// The call sees the peer go away, or (when the supervisor noticed the
@@ -311,7 +311,7 @@ func TestFailureDetailProgramIsMasked(t *testing.T) {
 	assert.Equal(t, res.Evaluation.Projection.Command, res.Detail.Program, "exactly the projection's")
 	b, err := json.Marshal(f.Servers())
 	require.NoError(t, err)
-	assert.False(t, strings.Contains(string(b), literal), "a ServerResult carries the literal")
+	assert.False(t, strings.Contains(string(b), literal), "a ServerStatus carries the literal")
 
 	f2 := r.host.Connect(context.Background(), stdioDoc("/opt/${DEPLOY_TOKEN}/server", nil, ""), &ConnectOptions{Supervisor: fastRetries()})
 	t.Cleanup(func() { _ = f2.Close() })
@@ -319,7 +319,7 @@ func TestFailureDetailProgramIsMasked(t *testing.T) {
 	assert.Equal(t, definition.RefusalSecretInCommand, res.Evaluation.Reason)
 	b, err = json.Marshal(f2.Servers())
 	require.NoError(t, err)
-	assert.False(t, strings.Contains(string(b), secretValue), "a ServerResult carries the secret")
+	assert.False(t, strings.Contains(string(b), secretValue), "a ServerStatus carries the secret")
 }
 
 func TestEndpointOf(t *testing.T) {
@@ -343,7 +343,7 @@ func TestEndpointOf(t *testing.T) {
 // carries none of the definition's secret values — values under
 // credential-shaped env keys, what credential-shaped variables expanded to
 // (also line by line), literal credential shapes — and neither does any
-// error or ServerResult; the rest of the output is kept.
+// error or ServerStatus; the rest of the output is kept.
 func TestServerStderrCanary(t *testing.T) {
 	bin := diagBinary(t)
 	const (
@@ -379,7 +379,7 @@ func TestServerStderrCanary(t *testing.T) {
 		// (the text itself is never printed: it may hold a secret)
 		assert.True(t, strings.Contains(stderr, kept), "ServerStderr lacks %q", kept)
 	}
-	_, err := f.Call(context.Background(), "s", "echo", json.RawMessage(`{}`))
+	_, err := f.CallServerTool(context.Background(), "s", "echo", json.RawMessage(`{}`))
 	require.Error(t, err)
 	results, merr := json.Marshal(f.Servers())
 	require.NoError(t, merr)
@@ -468,9 +468,9 @@ func TestDialInstallsInboundFilter(t *testing.T) {
 
 	f := r.host.Connect(context.Background(), stdioDoc(bin, nil, ""), &ConnectOptions{Supervisor: fastRetries()})
 	t.Cleanup(func() { _ = f.Close() })
-	_, err = f.Call(ctx, "s", "flood", json.RawMessage(`{"n":20000}`))
+	_, err = f.CallServerTool(ctx, "s", "flood", json.RawMessage(`{"n":20000}`))
 	require.NoError(t, err)
-	res, err := f.Call(ctx, "s", "echo", json.RawMessage(`{"text":"after the flood"}`))
+	res, err := f.CallServerTool(ctx, "s", "echo", json.RawMessage(`{"text":"after the flood"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "after the flood", text(t, res))
 }

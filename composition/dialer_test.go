@@ -156,7 +156,7 @@ func userSrc(doc string) []definition.Source {
 }
 
 // evalTarget evaluates srcs and returns the Result and Target of name.
-func (r *rig) evalTarget(t *testing.T, srcs []definition.Source, name string) (Result, ports.Target) {
+func (r *rig) evalTarget(t *testing.T, srcs []definition.Source, name string) (ServerEvaluation, ports.Target) {
 	t.Helper()
 	res, ok := r.host.Evaluate(context.Background(), srcs).Server(name)
 	require.True(t, ok)

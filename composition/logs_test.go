@@ -217,7 +217,7 @@ func TestServerLogsEndToEnd(t *testing.T) {
 	f := host.Connect(ctx, srcs, nil)
 	defer f.Close()
 	require.Equal(t, StateConnected, result(t, f, "logger").State)
-	_, err = f.Call(ctx, "logger", "log", json.RawMessage(`{}`))
+	_, err = f.CallServerTool(ctx, "logger", "log", json.RawMessage(`{}`))
 	require.NoError(t, err)
 
 	want := []struct {

@@ -108,9 +108,9 @@ func BenchmarkOAuthCall(b *testing.B) {
 			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
 			return err
 		},
-		func() error { _, err := fs.Call(ctx, "static", "whoami", nil); return err },
-		func() error { _, err := fo.Call(ctx, "guarded", "whoami", nil); return err },
-		func() error { _, err := fd.Call(ctx, "guarded", "whoami", nil); return err },
+		func() error { _, err := fs.CallServerTool(ctx, "static", "whoami", nil); return err },
+		func() error { _, err := fo.CallServerTool(ctx, "guarded", "whoami", nil); return err },
+		func() error { _, err := fd.CallServerTool(ctx, "guarded", "whoami", nil); return err },
 	}
 	var d [4][]time.Duration
 	b.ResetTimer()

@@ -37,7 +37,7 @@ func TestOAuthDPoPEndToEnd(t *testing.T) {
 	defer f.Close()
 	require.Equal(t, StateConnected, f.Servers()[0].State, "%+v", f.Servers()[0])
 	for range 3 {
-		res, err := f.Call(ctx, "guarded", "whoami", nil)
+		res, err := f.CallServerTool(ctx, "guarded", "whoami", nil)
 		require.NoError(t, err)
 		assert.Contains(t, string(res.Content), "signed in")
 	}
@@ -49,14 +49,14 @@ func TestOAuthDPoPEndToEnd(t *testing.T) {
 	o.Mu.Unlock()
 
 	for range 2 {
-		_, err := f.Call(ctx, "guarded", "whoami", nil)
+		_, err := f.CallServerTool(ctx, "guarded", "whoami", nil)
 		require.NoError(t, err, "retried once with the server's nonce")
 	}
 	o.Mu.Lock()
 	assert.Equal(t, 1, o.NonceChallenges, "the nonce is asked for once, then carried")
 	o.RSNonce = "rs-nonce-2"
 	o.Mu.Unlock()
-	_, err = f.Call(ctx, "guarded", "whoami", nil)
+	_, err = f.CallServerTool(ctx, "guarded", "whoami", nil)
 	require.NoError(t, err, "a new nonce: one more retry")
 	o.Mu.Lock()
 	assert.Equal(t, 2, o.NonceChallenges)
@@ -102,7 +102,7 @@ func TestOAuthRefusalReason(t *testing.T) {
 	o.AuthorizationServers = []string{"https://new-as.example.com"}
 	clear(o.Tokens) // the server takes only the new one's tokens now
 	o.Mu.Unlock()
-	_, err = f.Call(ctx, "guarded", "whoami", nil)
+	_, err = f.CallServerTool(ctx, "guarded", "whoami", nil)
 	require.Error(t, err)
 	assert.Equal(t, refusal.AuthRequired, refusal.ClassOf(err), "%v", err)
 	assert.Equal(t, oauth.ReasonAuthorizationServerChanged, refusal.ReasonOf(err))

@@ -20,7 +20,7 @@ import (
 )
 
 // TestCallProgressTokenOnlyWhenAsked: what a go-sdk server over
-// Streamable HTTP receives of Fleet.Call and Fleet.CallTool with the
+// Streamable HTTP receives of Fleet.CallServerTool and Fleet.CallHostTool with the
 // default call timeouts: a progress token in _meta only when the call's
 // ctx comes from ports.WithProgress.
 func TestCallProgressTokenOnlyWhenAsked(t *testing.T) {

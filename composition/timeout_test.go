@@ -48,7 +48,7 @@ func requireCallTimeout(t *testing.T, err error) {
 	assert.Equal(t, supervisor.ReasonCallTimeout, refusal.ReasonOf(err))
 }
 
-// Every call path gets the call timeout: Fleet.Call and the ports.Tool
+// Every call path gets the call timeout: Fleet.CallServerTool and the ports.Tool
 // values of the Set. Over stdio the timed-out call's child is ended (no
 // process is left) and the server comes back with a new one.
 func TestCallTimeoutStdio(t *testing.T) {
@@ -66,7 +66,7 @@ func TestCallTimeoutStdio(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Fleet.Call", func() error {
+		{"Fleet.CallServerTool", func() error {
 			_, err := f.CallServerTool(context.Background(), "example", "slow", json.RawMessage(`{"ms":10000}`))
 			return err
 		}},

@@ -19,7 +19,7 @@ import (
 	"github.com/mcpward/mcpward/ports"
 )
 
-// BenchmarkTelemetryCall is one Fleet.Call of the example server's echo
+// BenchmarkTelemetryCall is one Fleet.CallServerTool of the example server's echo
 // tool over stdio (a child process), with telemetry off (Config without
 // providers: the path a host without OpenTelemetry takes) and on (the
 // SDK's TracerProvider, always sampling into an in-memory recorder, and
@@ -56,7 +56,7 @@ func BenchmarkTelemetryCall(b *testing.B) {
 			cpu := processCPU(b)
 			calls := 0
 			for b.Loop() {
-				if _, err := side.fleet.Call(ctx, "example", "echo", args); err != nil {
+				if _, err := side.fleet.CallServerTool(ctx, "example", "echo", args); err != nil {
 					b.Fatal(err)
 				}
 				calls++

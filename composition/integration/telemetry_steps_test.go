@@ -67,7 +67,7 @@ func TestTelemetrySteps(t *testing.T) {
 		states[s.Name] = s.State
 	}
 	require.Equal(t, composition.StateConnected, states["tel"])
-	_, err = f.Call(context.Background(), "tel", "echo", json.RawMessage(`{"text":"x"}`))
+	_, err = f.CallServerTool(context.Background(), "tel", "echo", json.RawMessage(`{"text":"x"}`))
 	require.NoError(t, err)
 	spans := rec.spans.Ended()
 

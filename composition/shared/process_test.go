@@ -73,7 +73,7 @@ func TestSharedChildConnect(t *testing.T) {
 	defer f.Close()
 	sr := f.Servers()[0]
 	require.Equal(t, composition.StateConnected, sr.State, "%s %s", sr.Class, sr.Reason)
-	res, err := f.Call(ctx, "guarded", "whoami", nil)
+	res, err := f.CallServerTool(ctx, "guarded", "whoami", nil)
 	require.NoError(t, err)
 	require.Contains(t, string(res.Content), "signed in")
 }

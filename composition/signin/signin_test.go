@@ -97,7 +97,7 @@ func TestSignInThroughTheHost(t *testing.T) {
 
 	f := h.Connect(ctx, srcs, nil)
 	require.Equal(t, composition.StateConnected, f.Servers()[0].State, "%+v", f.Servers()[0])
-	res, err := f.Call(ctx, "guarded", "whoami", nil)
+	res, err := f.CallServerTool(ctx, "guarded", "whoami", nil)
 	require.NoError(t, err)
 	assert.Contains(t, string(res.Content), "signed in")
 	require.NoError(t, f.Close())

@@ -301,7 +301,7 @@ func admitPrompts(items []json.RawMessage, srv *toolServer, reject func(ports.Li
 		seen[name] = true
 		out = append(out, &Prompt{host: ToolName(srv.id, name), name: name, title: w.Title, desc: w.Description, args: args, srv: srv})
 	}
-	return dropCollisions(out, (*Prompt).HostName, (*Prompt).ServerName, kind, reject)
+	return dropCollisions(out, (*Prompt).HostName, (*Prompt).NameOnServer, kind, reject)
 }
 
 func promptArgs(raw []json.RawMessage) ([]ports.PromptArgument, bool) {

@@ -92,7 +92,7 @@ func TestCallNotReady(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		f := newFixture(t, script("1", "a"), ports.TransportHTTP, nil)
 		_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-		requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+		requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 	})
 	t.Run("connecting", func(t *testing.T) {
 		release := make(chan struct{})
@@ -102,7 +102,7 @@ func TestCallNotReady(t *testing.T) {
 		done := f.connectAsync(context.Background())
 		f.rec.awaitState(t, f.srv, Connecting)
 		_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-		requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+		requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 		close(release)
 		require.NoError(t, recv(t, done))
 	})
@@ -111,7 +111,7 @@ func TestCallNotReady(t *testing.T) {
 		f.conn.FailOnce("Connect", refusal.New(refusal.AuthRequired, "sign_in_required", serverID))
 		require.Error(t, recv(t, f.connectAsync(context.Background())))
 		_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-		requireRefusal(t, err, refusal.AuthRequired, ReasonNotConnected)
+		requireRefusal(t, err, refusal.AuthRequired, ReasonServerUnavailable)
 	})
 }
 
@@ -275,7 +275,7 @@ func TestStdioCallAfterCancelNotSent(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
 	_, err := f.srv.Call(ctx2, ports.CallRequest{Name: "slow"})
-	requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+	requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 	assert.Len(t, f.session(t, 0).CallRequests(), 1, "the second call was not sent")
 	close(release)
 	requireRefusal(t, recv(t, done), refusal.Transient, ReasonCancelled)

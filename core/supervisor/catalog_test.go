@@ -139,10 +139,10 @@ func TestRefreshCancelledChangesNothing(t *testing.T) {
 
 func TestRefreshWhenNotReady(t *testing.T) {
 	f := newFixture(t, script("1", "a"), ports.TransportHTTP, nil)
-	requireRefusal(t, f.srv.Refresh(context.Background()), refusal.Transient, ReasonNotConnected)
+	requireRefusal(t, f.srv.Refresh(context.Background()), refusal.Transient, ReasonServerUnavailable)
 	f.conn.FailOnce("Connect", refusal.New(refusal.Config, "bad_definition", serverID))
 	require.Error(t, recv(t, f.connectAsync(context.Background())))
-	requireRefusal(t, f.srv.Refresh(context.Background()), refusal.Config, ReasonNotConnected)
+	requireRefusal(t, f.srv.Refresh(context.Background()), refusal.Config, ReasonServerUnavailable)
 }
 
 func TestRefreshLosingSession(t *testing.T) {

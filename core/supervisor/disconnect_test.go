@@ -37,7 +37,7 @@ func TestDisconnectReconnectsWithBackoff(t *testing.T) {
 	assert.True(t, f.session(t, 0).CloseCalled(), "the lost session was not closed")
 	// Nothing is sent while not Ready.
 	_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-	requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+	requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 
 	f.clock.Advance(75*ms - 1)
 	assert.Equal(t, 1, f.clock.Sleepers())
@@ -78,7 +78,7 @@ func TestRepeatedDisconnectsEndInFailed(t *testing.T) {
 	assert.Equal(t, Failed, f.srv.Status().State)
 	// A Call says why (the class of the failure) and sends nothing.
 	_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-	requireRefusal(t, err, refusal.Transient, ReasonNotConnected)
+	requireRefusal(t, err, refusal.Transient, ReasonServerUnavailable)
 	require.NotNil(t, f.srv.Catalog())
 	assert.True(t, f.srv.Catalog().Stale)
 
@@ -145,7 +145,7 @@ func TestReconnectStopsOnNonTransient(t *testing.T) {
 	requireRefusal(t, st.Err, refusal.AuthRefused, "token_refused")
 	_, err := f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
 	// In Failed a call reports the class of the failure.
-	requireRefusal(t, err, refusal.AuthRefused, ReasonNotConnected)
+	requireRefusal(t, err, refusal.AuthRefused, ReasonServerUnavailable)
 	assert.Equal(t, 2, f.conn.Calls("Connect"))
 }
 

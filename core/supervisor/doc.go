@@ -155,8 +155,8 @@
 // A call asks the server for progress (carries a progress token in its
 // _meta) only when its caller asked for progress: a
 // ports.CallRequest.OnProgress, or a callback put into the call's ctx with
-// ports.WithProgress (how a host asks through a ports.Tool, Fleet.Call or
-// Fleet.CallTool). Then the server's progress notifications (coalesced,
+// ports.WithProgress (how a host asks through a ports.Tool, Fleet.CallServerTool or
+// Fleet.CallHostTool). Then the server's progress notifications (coalesced,
 // the latest wins) reach that callback (see Call) and extend the call as
 // above. Without it no token is sent, which the server has to decode and
 // the call pays for in time and allocations, and CallTimeout bounds the

@@ -155,7 +155,7 @@ func TestPanicInAttemptFailsTheServer(t *testing.T) {
 
 				// Not connected, with the class of the failure.
 				_, err = f.srv.Call(context.Background(), ports.CallRequest{Name: "a"})
-				requireRefusal(t, err, refusal.Internal, ReasonNotConnected)
+				requireRefusal(t, err, refusal.Internal, ReasonServerUnavailable)
 				// A later Connect starts afresh.
 				pc.panicConnect.Store(false)
 				pc.listPanicsFrom = 0
@@ -233,7 +233,7 @@ func TestPanicInCallFailsTheServer(t *testing.T) {
 			tool, ok := st.Catalog.Tool(catalog.ToolName(serverID, "b"))
 			require.True(t, ok)
 			_, err = tool.Call(context.Background(), nil)
-			requireRefusal(t, err, refusal.Internal, ReasonNotConnected)
+			requireRefusal(t, err, refusal.Internal, ReasonServerUnavailable)
 			assert.Len(t, f.session(t, 0).CallRequests(), 1, "nothing was replayed")
 
 			f.connect(t)

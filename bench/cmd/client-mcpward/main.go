@@ -1,6 +1,6 @@
 // Command client-mcpward is mcpward in the peer benchmark, used as a host
 // uses it: a composition Host of the in-memory profile (memory.Open),
-// Host.Connect of a user-tier definition, calls through Fleet.Call (the
+// Host.Connect of a user-tier definition, calls through Fleet.CallServerTool (the
 // catalog's argument validation, the supervisor's call bounds, the
 // session), every default as shipped but one: like the other clients it
 // speaks fixture.ProtocolVersion (the legacy era; by default mcpward

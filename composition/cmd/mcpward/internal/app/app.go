@@ -206,7 +206,7 @@ func (a *App) Evaluate(ctx context.Context) composition.Evaluation {
 // SignInState is the sign-in state word of r when it is an OAuth server
 // ("" otherwise), read from the token store without any request; a store
 // that cannot say is "unknown (REASON)".
-func (a *App) SignInState(ctx context.Context, r composition.Result) string {
+func (a *App) SignInState(ctx context.Context, r composition.ServerEvaluation) string {
 	if r.Auth != composition.AuthOAuth {
 		return ""
 	}

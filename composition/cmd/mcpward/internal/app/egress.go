@@ -383,7 +383,7 @@ type Admission struct {
 // server, or a URL that cannot be judged (its host masked). It connects to
 // nothing: a name's addresses are judged at dial time, where a range rule
 // may admit them too.
-func (a *App) EgressAdmission(ctx context.Context, r composition.Result) (Admission, bool) {
+func (a *App) EgressAdmission(ctx context.Context, r composition.ServerEvaluation) (Admission, bool) {
 	if a.Egress == nil || r.Transport != definition.KindHTTP || r.Projection == nil || r.Projection.URL == "" {
 		return Admission{}, false
 	}

@@ -101,7 +101,7 @@ func FuzzDecodeEgressRules(f *testing.F) {
 
 // evalOne builds an App in a world (files relative to base; "ws" is the
 // workspace) and evaluates the server name.
-func evalOne(t *testing.T, base string, files map[string]string, name string) (*App, composition.Result) {
+func evalOne(t *testing.T, base string, files map[string]string, name string) (*App, composition.ServerEvaluation) {
 	t.Helper()
 	for p, data := range files {
 		writeFile(t, filepath.Join(base, p), data)

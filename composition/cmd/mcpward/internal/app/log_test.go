@@ -69,7 +69,7 @@ func TestServerLogsReachTheCLILog(t *testing.T) {
 	defer cancel()
 	f := a.Host.Connect(ctx, a.LibrarySources(), nil)
 	defer f.Close()
-	_, err = f.Call(ctx, "logger", "log", json.RawMessage(`{}`))
+	_, err = f.CallServerTool(ctx, "logger", "log", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return strings.Count(log.String(), `msg="server log"`) == 2 }, 10*time.Second, 5*time.Millisecond, log.String())
 	out := log.String()

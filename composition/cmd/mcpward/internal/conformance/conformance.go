@@ -226,7 +226,7 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 	fmt.Fprintf(log, "tools: %d (protocol %s)\n", len(sr.Tools), sr.ProtocolVersion)
 	call := func(tool string, args json.RawMessage) error {
 		for {
-			res, err := fleet.Call(ctx, serverName, tool, args)
+			res, err := fleet.CallServerTool(ctx, serverName, tool, args)
 			if err == nil {
 				fmt.Fprintf(log, "call %s: is_error=%v\n", tool, res.IsError)
 				return nil
@@ -263,7 +263,7 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 		return nil
 	case DoCallAll:
 		for _, t := range sr.Tools {
-			_ = call(t.ServerTool, json.RawMessage(`{"region":"us-west1"}`))
+			_ = call(t.NameOnServer, json.RawMessage(`{"region":"us-west1"}`))
 		}
 		return nil
 	case DoEveryKind:
@@ -277,9 +277,9 @@ func Run(ctx context.Context, serverURL string, sc Scenario, cc Context, log io.
 // everyKind calls the server's first tool, reads its first resource and
 // gets its first prompt (each only when the server lists one), logging
 // each failure: the server judges the requests.
-func everyKind(ctx context.Context, fleet *composition.Fleet, sr composition.ServerResult, call func(string, json.RawMessage) error, log io.Writer) error {
+func everyKind(ctx context.Context, fleet *composition.Fleet, sr composition.ServerStatus, call func(string, json.RawMessage) error, log io.Writer) error {
 	if len(sr.Tools) > 0 {
-		_ = call(sr.Tools[0].ServerTool, json.RawMessage(`{}`))
+		_ = call(sr.Tools[0].NameOnServer, json.RawMessage(`{}`))
 	}
 	cat, err := fleet.ServerCatalog(serverName)
 	if err != nil {
@@ -290,7 +290,7 @@ func everyKind(ctx context.Context, fleet *composition.Fleet, sr composition.Ser
 		fmt.Fprintf(log, "read: %s\n", describeOrOK(err))
 	}
 	if len(cat.Prompts) > 0 {
-		_, err := fleet.GetPrompt(ctx, serverName, cat.Prompts[0].ServerName(), map[string]string{})
+		_, err := fleet.GetPrompt(ctx, serverName, cat.Prompts[0].NameOnServer(), map[string]string{})
 		fmt.Fprintf(log, "prompt: %s\n", describeOrOK(err))
 	}
 	return nil
@@ -298,10 +298,10 @@ func everyKind(ctx context.Context, fleet *composition.Fleet, sr composition.Ser
 
 // echoSchema passes the focal tool's inputSchema, as the server wrote it,
 // to the echo tool.
-func echoSchema(sr composition.ServerResult, call func(string, json.RawMessage) error) error {
+func echoSchema(sr composition.ServerStatus, call func(string, json.RawMessage) error) error {
 	const focal, echo = "json_schema_2020_12_tool", "json_schema_echo"
 	for _, t := range sr.Tools {
-		if t.ServerTool != focal {
+		if t.NameOnServer != focal {
 			continue
 		}
 		args, err := json.Marshal(map[string]json.RawMessage{"schema": t.ServerInputSchema})
@@ -350,7 +350,7 @@ const maxSignIns = 3
 
 // asksSignIn reports whether sr failed, or its catalog stopped, because
 // the server wants a (new) sign-in.
-func asksSignIn(sr composition.ServerResult) bool {
+func asksSignIn(sr composition.ServerStatus) bool {
 	return sr.Reason != "" && sr.Class == refusal.AuthRequired &&
 		(sr.State == composition.StateFailed || sr.State == composition.StateConnected)
 }
@@ -373,7 +373,7 @@ func sources(serverURL string, cc Context) ([]definition.Source, error) {
 
 // connect connects the scenario's server alone and returns the fleet and
 // its result.
-func connect(ctx context.Context, host *composition.Host, srcs []definition.Source) (*composition.Fleet, composition.ServerResult) {
+func connect(ctx context.Context, host *composition.Host, srcs []definition.Source) (*composition.Fleet, composition.ServerStatus) {
 	// A server's questions are answered with the defaults its form gives
 	// (the harness has nobody to ask), as the elicitation scenario
 	// expects of a client that declares elicitation.
@@ -384,7 +384,7 @@ func connect(ctx context.Context, host *composition.Host, srcs []definition.Sour
 			return fleet, s
 		}
 	}
-	return fleet, composition.ServerResult{Name: serverName, State: composition.StateUnknown}
+	return fleet, composition.ServerStatus{Name: serverName, State: composition.StateUnknown}
 }
 
 // signIn signs in without a person, as sc.Grant says. For the

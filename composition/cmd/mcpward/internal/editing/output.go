@@ -82,7 +82,7 @@ func WriteEntry(w io.Writer, p *definition.Projection) {
 
 // WriteState writes one line of how the configuration now resolves name,
 // and a fix line when there is something to do.
-func WriteState(w io.Writer, r composition.Result, scope Scope) {
+func WriteState(w io.Writer, r composition.ServerEvaluation, scope Scope) {
 	name := termsafe.Line(r.Name)
 	if r.Tier != scope.Tier() {
 		fmt.Fprintf(w, "note: the %s entry of %s (%s) takes precedence over this one\n", r.Tier, name, termsafe.Line(r.Origin))

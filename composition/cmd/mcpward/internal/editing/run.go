@@ -72,7 +72,7 @@ func Add(ctx context.Context, t Target, name string, entry *Node, allowLiteral b
 // name is still defined, how the whole configuration now resolves it.
 func report(ctx context.Context, t Target, action, name, path string, proj *definition.Projection, problem string, found []LiteralSecret) error {
 	var server *view.Server
-	var result *composition.Result
+	var result *composition.ServerEvaluation
 	if a, err := t.App(); err == nil {
 		if r, ok := a.Evaluate(ctx).Server(name); ok {
 			s := view.ToServer(r)

@@ -21,7 +21,7 @@ import (
 
 // ServerErr is nil for a connected server, else the error that says why r
 // cannot be used (as "mcpward call" reports it).
-func ServerErr(r composition.ServerResult) error {
+func ServerErr(r composition.ServerStatus) error {
 	switch r.State {
 	case composition.StateConnected:
 		return nil
@@ -54,7 +54,7 @@ func ParseArgs(s string) (map[string]string, error) {
 }
 
 // StateLine is a server's state for the listing commands.
-func StateLine(r composition.ServerResult) string {
+func StateLine(r composition.ServerStatus) string {
 	switch r.State {
 	case composition.StateConnected:
 		s := "connected"
@@ -83,7 +83,7 @@ func StateLine(r composition.ServerResult) string {
 
 // Failed reports whether the listing commands exit 1 for r: a failed or
 // unknown server, or one named that is not connected.
-func Failed(r composition.ServerResult, named bool) bool {
+func Failed(r composition.ServerStatus, named bool) bool {
 	return r.State == composition.StateFailed || r.State == composition.StateUnknown ||
 		named && r.State != composition.StateConnected
 }
@@ -95,7 +95,7 @@ func FirstLine(s string) string {
 }
 
 // rejectedOf returns the entries of r rejected from the kinds given.
-func rejectedOf(r composition.ServerResult, kinds ...ports.ListKind) []catalog.Rejected {
+func rejectedOf(r composition.ServerStatus, kinds ...ports.ListKind) []catalog.Rejected {
 	out := []catalog.Rejected{}
 	for _, rj := range r.Rejected {
 		for _, k := range kinds {
@@ -108,7 +108,7 @@ func rejectedOf(r composition.ServerResult, kinds ...ports.ListKind) []catalog.R
 }
 
 // writeRejected writes the rejected entries of kinds.
-func writeRejected(w io.Writer, r composition.ServerResult, kinds ...ports.ListKind) {
+func writeRejected(w io.Writer, r composition.ServerStatus, kinds ...ports.ListKind) {
 	for _, rj := range rejectedOf(r, kinds...) {
 		fmt.Fprintf(w, "  rejected %s %s: %s\n", rj.Kind, termsafe.Line(rj.Name), termsafe.Line(rj.Reason))
 	}

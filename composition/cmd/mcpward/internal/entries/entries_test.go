@@ -73,11 +73,11 @@ func TestWriteReadResult(t *testing.T) {
 }
 
 func TestServerErr(t *testing.T) {
-	assert.NoError(t, ServerErr(composition.ServerResult{Name: "a", State: composition.StateConnected}))
-	err := ServerErr(composition.ServerResult{Name: "a", State: composition.StateFailed, Class: refusal.Transient, Reason: "connect_timeout"})
+	assert.NoError(t, ServerErr(composition.ServerStatus{Name: "a", State: composition.StateConnected}))
+	err := ServerErr(composition.ServerStatus{Name: "a", State: composition.StateFailed, Class: refusal.Transient, Reason: "connect_timeout"})
 	assert.Equal(t, "connect_timeout", refusal.ReasonOf(err))
-	err = ServerErr(composition.ServerResult{Name: "a", State: composition.StateUnknown})
+	err = ServerErr(composition.ServerStatus{Name: "a", State: composition.StateUnknown})
 	assert.Equal(t, composition.ReasonUnknownServer, refusal.ReasonOf(err))
-	err = ServerErr(composition.ServerResult{Name: "a", State: composition.StateDenied, Reason: "approval_required"})
+	err = ServerErr(composition.ServerStatus{Name: "a", State: composition.StateDenied, Reason: "approval_required"})
 	assert.Equal(t, refusal.Refused, refusal.ClassOf(err))
 }

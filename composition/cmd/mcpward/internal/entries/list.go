@@ -36,8 +36,8 @@ type ListOptions struct {
 // array of toJSON's values, else write's text, a blank line between
 // servers. It returns cmdutil.ErrCancelled when ctx ended, and
 // cmdutil.ErrSilent when a server failed (see Failed).
-func List[T any](ctx context.Context, opts *ListOptions, toJSON func(composition.ServerResult, *catalog.Catalog) T,
-	write func(io.Writer, composition.ServerResult, *catalog.Catalog)) error {
+func List[T any](ctx context.Context, opts *ListOptions, toJSON func(composition.ServerStatus, *catalog.Catalog) T,
+	write func(io.Writer, composition.ServerStatus, *catalog.Catalog)) error {
 	a, err := opts.App()
 	if err != nil {
 		return err

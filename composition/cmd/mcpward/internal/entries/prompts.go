@@ -35,7 +35,7 @@ type Prompt struct {
 
 // ToServerPrompts returns the prompts --json shape of r, with cat its
 // catalog (nil when it has none).
-func ToServerPrompts(r composition.ServerResult, cat *catalog.Catalog) ServerPrompts {
+func ToServerPrompts(r composition.ServerStatus, cat *catalog.Catalog) ServerPrompts {
 	j := ServerPrompts{Name: r.Name, State: string(r.State), Class: view.ClassOf(r), Reason: r.Reason,
 		Prompts: []Prompt{}, Rejected: rejectedOf(r, ports.ListPrompts)}
 	if cat != nil {
@@ -44,7 +44,7 @@ func ToServerPrompts(r composition.ServerResult, cat *catalog.Catalog) ServerPro
 			if args == nil {
 				args = []ports.PromptArgument{}
 			}
-			j.Prompts = append(j.Prompts, Prompt{Name: p.HostName(), ServerPrompt: p.ServerName(), Title: p.Title(),
+			j.Prompts = append(j.Prompts, Prompt{Name: p.HostName(), ServerPrompt: p.NameOnServer(), Title: p.Title(),
 				Description: p.Description(), Arguments: args})
 		}
 	}
@@ -54,12 +54,12 @@ func ToServerPrompts(r composition.ServerResult, cat *catalog.Catalog) ServerPro
 // WritePrompts writes prompts' text for r: its state, then each prompt's
 // host-facing name, SERVER/PROMPT and first line of description, each
 // argument under it, and the rejected prompts.
-func WritePrompts(w io.Writer, r composition.ServerResult, cat *catalog.Catalog) {
+func WritePrompts(w io.Writer, r composition.ServerStatus, cat *catalog.Catalog) {
 	fmt.Fprintf(w, "%s: %s\n", termsafe.Line(r.Name), termsafe.Line(StateLine(r)))
 	if cat != nil && len(cat.Prompts) > 0 {
 		for _, p := range cat.Prompts {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(p.HostName()), termsafe.Line(r.Name+"/"+p.ServerName()), FirstLine(p.Description()))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(p.HostName()), termsafe.Line(r.Name+"/"+p.NameOnServer()), FirstLine(p.Description()))
 			_ = tw.Flush()
 			for _, a := range p.Arguments() {
 				req := ""

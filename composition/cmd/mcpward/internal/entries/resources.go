@@ -51,7 +51,7 @@ type Template struct {
 
 // ToServerResources returns the resources --json shape of r, with cat
 // its catalog (nil when it has none).
-func ToServerResources(r composition.ServerResult, cat *catalog.Catalog) ServerResources {
+func ToServerResources(r composition.ServerStatus, cat *catalog.Catalog) ServerResources {
 	j := ServerResources{Name: r.Name, State: string(r.State), Class: view.ClassOf(r), Reason: r.Reason,
 		Resources: []Resource{}, Templates: []Template{},
 		Rejected: rejectedOf(r, ports.ListResources, ports.ListResourceTemplates)}
@@ -71,7 +71,7 @@ func ToServerResources(r composition.ServerResult, cat *catalog.Catalog) ServerR
 // WriteResources writes resources' text for r: its state, each resource's
 // URI, MIME type and name or first line of description, each template the
 // same, and the rejected entries.
-func WriteResources(w io.Writer, r composition.ServerResult, cat *catalog.Catalog) {
+func WriteResources(w io.Writer, r composition.ServerStatus, cat *catalog.Catalog) {
 	fmt.Fprintf(w, "%s: %s\n", termsafe.Line(r.Name), termsafe.Line(StateLine(r)))
 	if cat != nil && len(cat.Resources)+len(cat.ResourceTemplates) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

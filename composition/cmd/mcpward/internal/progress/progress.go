@@ -341,7 +341,7 @@ func (r *Reporter) LastAttempt(name string) (time.Duration, bool) {
 // writes the outcome lines still queued, then the outcome of every
 // connected or failed server of rs whose line was not written (a connect
 // that ended with the command's ctx). Nothing is written after Finish.
-func (r *Reporter) Finish(rs []composition.ServerResult) {
+func (r *Reporter) Finish(rs []composition.ServerStatus) {
 	r.mu.Lock()
 	stop, done := r.stop, r.done
 	r.mu.Unlock()

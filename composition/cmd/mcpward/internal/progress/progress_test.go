@@ -62,9 +62,9 @@ func TestPlain(t *testing.T) {
 	assert.Equal(t, 30*time.Second+120*time.Millisecond, d)
 
 	before := out.String()
-	r.Finish([]composition.ServerResult{
+	r.Finish([]composition.ServerStatus{
 		{Name: "alpha", State: composition.StateFailed},
-		{Name: "gamma", State: composition.StateConnected, Tools: make([]composition.ToolInfo, 1)},
+		{Name: "gamma", State: composition.StateConnected, Tools: make([]composition.ToolSummary, 1)},
 		{Name: "delta", State: composition.StateFailed, Class: refusal.AuthRequired, Reason: "oauth_sign_in_required"},
 		{Name: "denied", State: composition.StateDenied},
 	})
@@ -116,7 +116,7 @@ func TestQuiet(t *testing.T) {
 	r.OnStatus("s", status(supervisor.Backoff, refusal.New(refusal.Transient, "disconnected", "s")))
 	assert.Contains(t, out.String(), "s: attempt 2 failed (transient disconnected); retrying…\n", "announced: retries are said")
 	r.OnStatus("s", ready(1))
-	r.Finish([]composition.ServerResult{{Name: "s", State: composition.StateConnected}})
+	r.Finish([]composition.ServerStatus{{Name: "s", State: composition.StateConnected}})
 	assert.NotContains(t, out.String(), "connected (", "no outcome line in quiet mode")
 }
 

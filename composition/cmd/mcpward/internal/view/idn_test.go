@@ -30,7 +30,7 @@ func TestHostBothWays(t *testing.T) {
 // what to write instead.
 func TestExplainSecretTargets(t *testing.T) {
 	for _, reason := range []string{definition.RefusalSecretInCommand, definition.RefusalSecretInCwd, definition.RefusalSecretInURL} {
-		why, fix := Explain(composition.Result{Name: "s", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"})
+		why, fix := Explain(composition.ServerEvaluation{Name: "s", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"})
 		assert.Contains(t, why, "credential-shaped variable", reason)
 		assert.Contains(t, fix, "write ", reason)
 		assert.Contains(t, fix, "/w/.mcp.json", reason)
@@ -40,7 +40,7 @@ func TestExplainSecretTargets(t *testing.T) {
 // TestExplainEgressIDN: doctor's fix names a look-alike host in ASCII (the
 // form the egress command takes) and says which host that is.
 func TestExplainEgressIDN(t *testing.T) {
-	r := composition.Result{Name: "s", State: composition.StateRefused, Reason: egress.ReasonHTTPNotLoopback, Origin: "/w/.mcp.json",
+	r := composition.ServerEvaluation{Name: "s", State: composition.StateRefused, Reason: egress.ReasonHTTPNotLoopback, Origin: "/w/.mcp.json",
 		Projection: &definition.Projection{URL: "http://xn--pple-43d.com/mcp (аpple.com)"}}
 	_, fix := Explain(r)
 	assert.Contains(t, fix, `"mcpward egress allow --http xn--pple-43d.com" (xn--pple-43d.com is аpple.com)`)

@@ -51,7 +51,7 @@ type Server struct {
 	DisabledBy  *Provenance            `json:"disabledBy,omitempty"`
 	Identity    *ports.Identity        `json:"identity,omitempty"`
 	// Launch is the stdio launch refusal found without starting the
-	// server (composition.Result.Launch), with its why and fix.
+	// server (composition.ServerEvaluation.Launch), with its why and fix.
 	Launch    string `json:"launch,omitempty"`
 	LaunchWhy string `json:"launchWhy,omitempty"`
 	LaunchFix string `json:"launchFix,omitempty"`
@@ -236,7 +236,7 @@ func provenances(ps []definition.Provenance) []Provenance {
 }
 
 // ToServer returns r's JSON shape.
-func ToServer(r composition.Result) Server {
+func ToServer(r composition.ServerEvaluation) Server {
 	why, fix := Explain(r)
 	j := Server{
 		Name:        r.Name,
@@ -270,7 +270,7 @@ func ToServer(r composition.Result) Server {
 }
 
 // ClassOf is the class word of r, "" when r has no failure.
-func ClassOf(r composition.ServerResult) string {
+func ClassOf(r composition.ServerStatus) string {
 	if r.State == composition.StateFailed || r.State == composition.StateConnected && r.Reason != "" {
 		return r.Class.String()
 	}
@@ -278,7 +278,7 @@ func ClassOf(r composition.ServerResult) string {
 }
 
 // ToServerTools returns r's tools --json shape.
-func ToServerTools(r composition.ServerResult) ServerTools {
+func ToServerTools(r composition.ServerStatus) ServerTools {
 	j := ServerTools{
 		Name: r.Name, State: string(r.State), Class: ClassOf(r), Reason: r.Reason, Stale: r.Stale,
 		ProtocolVersion: r.ProtocolVersion, Era: composition.ProtocolEra(r.ProtocolVersion),
@@ -288,7 +288,7 @@ func ToServerTools(r composition.ServerResult) ServerTools {
 		j.Partial[string(k)] = v
 	}
 	for _, t := range r.Tools {
-		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.ServerTool, Description: t.Description, InputSchema: t.InputSchema, ServerInputSchema: t.ServerInputSchema,
+		j.Tools = append(j.Tools, Tool{Name: t.Name, ServerTool: t.NameOnServer, Description: t.Description, InputSchema: t.InputSchema, ServerInputSchema: t.ServerInputSchema,
 			Title: ToolTitle(t.ToolSpec), Hints: ToHints(t.Annotations), OutputSchema: t.OutputSchema})
 	}
 	j.Rejected = append(j.Rejected, r.Rejected...)
@@ -395,7 +395,7 @@ func Plural(n int) string {
 
 // Explain says, in words, why r is or is not usable, and what to do about
 // it ("" when nothing is to be done).
-func Explain(r composition.Result) (why, fix string) {
+func Explain(r composition.ServerEvaluation) (why, fix string) {
 	name := r.Name
 	switch r.State {
 	case composition.StateAllowed:
@@ -425,7 +425,7 @@ func Explain(r composition.Result) (why, fix string) {
 	}
 }
 
-func explainDenied(r composition.Result) (why, fix string) {
+func explainDenied(r composition.ServerEvaluation) (why, fix string) {
 	name := r.Name
 	switch r.Reason {
 	case activation.ReasonNotApproved:
@@ -449,7 +449,7 @@ func explainDenied(r composition.Result) (why, fix string) {
 	}
 }
 
-func explainRefused(r composition.Result) (why, fix string) {
+func explainRefused(r composition.ServerEvaluation) (why, fix string) {
 	switch r.Reason {
 	case definition.RefusalTransportSSE:
 		return "the deprecated HTTP+SSE transport is not supported",
@@ -515,7 +515,7 @@ func explainRefused(r composition.Result) (why, fix string) {
 
 // egressTarget is the host of r's URL for an "mcpward egress allow"
 // line, safe for a terminal; "HOST" when it cannot be told.
-func egressTarget(r composition.Result) string {
+func egressTarget(r composition.ServerEvaluation) string {
 	if r.Projection == nil {
 		return "HOST"
 	}
@@ -529,7 +529,7 @@ func egressTarget(r composition.Result) string {
 // egressIDN is " (HOST is UNICODE)" when the host egressTarget names is
 // an internationalized name, so a fix that names it in ASCII still shows
 // which host it is; "" otherwise.
-func egressIDN(r composition.Result) string {
+func egressIDN(r composition.ServerEvaluation) string {
 	h := egressTarget(r)
 	if u, ok := egress.HostToUnicode(h); ok && u != h {
 		return " (" + h + " is " + termsafe.Line(u) + ")"
@@ -539,7 +539,7 @@ func egressIDN(r composition.Result) string {
 
 // Program returns the command r would run, as projected (secrets masked),
 // "" when r is not a stdio server with a projection.
-func Program(r composition.Result) string {
+func Program(r composition.ServerEvaluation) string {
 	if r.Projection == nil || r.Transport != definition.KindStdio {
 		return ""
 	}
@@ -549,7 +549,7 @@ func Program(r composition.Result) string {
 // Target is what r runs or connects to, for one line of text: the
 // projected command and arguments of a stdio server, the projected URL of
 // an http one (secrets masked, safe for a terminal); "-" when unknown.
-func Target(r composition.Result) string {
+func Target(r composition.ServerEvaluation) string {
 	p := r.Projection
 	switch {
 	case p == nil:
@@ -566,7 +566,7 @@ func Target(r composition.Result) string {
 // variables it names ("unset_variable (A, B)") and the launch refusal
 // after a semicolon ("not_approved; program_not_found"); "-" when there is
 // none.
-func ReasonText(r composition.Result) string {
+func ReasonText(r composition.ServerEvaluation) string {
 	s := r.Reason
 	if r.Reason == definition.ReasonUnsetVariable && len(r.Missing) > 0 {
 		s += " (" + strings.Join(r.Missing, ", ") + ")"
@@ -584,7 +584,7 @@ func ReasonText(r composition.Result) string {
 // than by a problem: disabled by an overlay, awaiting an approval nobody
 // gave yet (activation's not_approved), or refused by the organization's
 // managed policy. doctor lists such servers but does not fail for them.
-func Intentional(r composition.Result) bool {
+func Intentional(r composition.ServerEvaluation) bool {
 	switch {
 	case r.State == composition.StateDisabled:
 		return true
@@ -597,7 +597,7 @@ func Intentional(r composition.Result) bool {
 	return false
 }
 
-func explainUnresolved(r composition.Result) (why, fix string) {
+func explainUnresolved(r composition.ServerEvaluation) (why, fix string) {
 	switch r.Reason {
 	case definition.ReasonUnsetVariable:
 		return "the definition uses variables that are not set: " + strings.Join(r.Missing, ", "),
@@ -627,7 +627,7 @@ func explainUnresolved(r composition.Result) (why, fix string) {
 
 // ExplainLaunch says why r's stdio launch would be refused (r.Launch) and
 // what to do; "" when r.Launch is "".
-func ExplainLaunch(r composition.Result) (why, fix string) {
+func ExplainLaunch(r composition.ServerEvaluation) (why, fix string) {
 	prog := Program(r)
 	if prog == "" {
 		prog = "its program"

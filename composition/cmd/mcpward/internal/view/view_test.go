@@ -15,7 +15,7 @@ import (
 // TestExplainAuthRefusals checks that each authentication refusal gets its
 // own explanation and fix, not the generic "correct the entry".
 func TestExplainAuthRefusals(t *testing.T) {
-	generic := func(r composition.Result) string { return "correct the entry in " + r.Origin }
+	generic := func(r composition.ServerEvaluation) string { return "correct the entry in " + r.Origin }
 	for _, reason := range []string{
 		composition.ReasonOAuthSignInUnavailable,
 		composition.ReasonHeaderHelperNotAllowed,
@@ -23,7 +23,7 @@ func TestExplainAuthRefusals(t *testing.T) {
 		httptransport.ReasonHelperArgvInvalid,
 	} {
 		t.Run(reason, func(t *testing.T) {
-			r := composition.Result{Name: "svc", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"}
+			r := composition.ServerEvaluation{Name: "svc", State: composition.StateRefused, Reason: reason, Origin: "/w/.mcp.json"}
 			why, fix := Explain(r)
 			assert.NotContains(t, why, "("+reason+")", "a specific explanation, not the generic one")
 			assert.NotEqual(t, generic(r), fix)

@@ -177,8 +177,8 @@ func review(a *app.App, name string) *definition.Review {
 
 // Awaiting returns the names of the servers awaiting approval: denied as
 // not approved, or as changed since their approval.
-func Awaiting(ev composition.Evaluation) []composition.Result {
-	var out []composition.Result
+func Awaiting(ev composition.Evaluation) []composition.ServerEvaluation {
+	var out []composition.ServerEvaluation
 	for _, r := range ev.Servers {
 		if r.State == composition.StateDenied && (r.Reason == activation.ReasonNotApproved || r.Reason == activation.ReasonIdentityChanged) {
 			out = append(out, r)
@@ -309,7 +309,7 @@ func Fix(ctx context.Context, a *app.App, name string, err error) string {
 // line for each thing the review flags (rv, nil when there is no review):
 // text masked in what runs, env that changes which code runs, a server
 // that runs in the workspace, an internationalized or mixed-script host.
-func Write(w io.Writer, ap ports.Approval, r composition.Result, rv *definition.Review) {
+func Write(w io.Writer, ap ports.Approval, r composition.ServerEvaluation, rv *definition.Review) {
 	id := ap.Identity
 	fmt.Fprintf(w, "approved %s (%s %s)\n", termsafe.Line(id.ServerID), id.Tier, termsafe.Line(id.Origin))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -283,7 +283,7 @@ func runHostName(ctx context.Context, opts *Options, a *app.App, servers []strin
 	for _, r := range rs {
 		for _, t := range r.Tools {
 			if t.Name == host {
-				opts.Server, opts.Tool = r.Name, t.ServerTool
+				opts.Server, opts.Tool = r.Name, t.NameOnServer
 				return callConnected(ctx, opts, f, r, rep)
 			}
 		}
@@ -301,7 +301,7 @@ func runHostName(ctx context.Context, opts *Options, a *app.App, servers []strin
 }
 
 // callConnected calls opts.Tool on r, one server of the connected fleet f.
-func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r composition.ServerResult, rep *progress.Reporter) error {
+func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r composition.ServerStatus, rep *progress.Reporter) error {
 	server := opts.Server
 	switch r.State {
 	case composition.StateConnected:
@@ -328,7 +328,7 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 	}
 	var schema json.RawMessage
 	for _, t := range r.Tools {
-		if t.ServerTool == opts.Tool {
+		if t.NameOnServer == opts.Tool {
 			schema = t.InputSchema
 		}
 	}
@@ -350,7 +350,7 @@ func callConnected(ctx context.Context, opts *Options, f *composition.Fleet, r c
 	stop := progress.Wait(show.Above(notes), opts.Clock, label)
 	// Always asked for, shown or not: the server's progress keeps a long
 	// call within --call-timeout.
-	res, err := f.Call(ports.WithProgress(ctx, show.Report), server, opts.Tool, json.RawMessage(args))
+	res, err := f.CallServerTool(ports.WithProgress(ctx, show.Report), server, opts.Tool, json.RawMessage(args))
 	stop()
 	show.Stop()
 	if ctx.Err() != nil {
@@ -411,7 +411,7 @@ func (o *Options) clock() clock.Clock {
 // catalog rejected it (filtered by the definition, denied by the managed
 // policy, or otherwise), else "did you mean" with the closest names the
 // server has (by edit distance, at most three), else "".
-func suggest(r composition.ServerResult, tool string) string {
+func suggest(r composition.ServerStatus, tool string) string {
 	for _, rj := range r.Rejected {
 		if rj.Kind == ports.ListTools && (rj.Name == tool || catalog.ToolName(r.Name, rj.Name) == tool) {
 			switch rj.Reason {
@@ -430,9 +430,9 @@ func suggest(r composition.ServerResult, tool string) string {
 	}
 	var cs []cand
 	for _, t := range r.Tools {
-		d := min(editDistance(tool, t.ServerTool), editDistance(tool, t.Name), editDistance(tool, r.Name+"/"+t.ServerTool))
-		if d <= max(2, len(t.ServerTool)/3) || strings.Contains(t.ServerTool, tool) || strings.Contains(tool, t.ServerTool) {
-			cs = append(cs, cand{t.ServerTool, d})
+		d := min(editDistance(tool, t.NameOnServer), editDistance(tool, t.Name), editDistance(tool, r.Name+"/"+t.NameOnServer))
+		if d <= max(2, len(t.NameOnServer)/3) || strings.Contains(t.NameOnServer, tool) || strings.Contains(tool, t.NameOnServer) {
+			cs = append(cs, cand{t.NameOnServer, d})
 		}
 	}
 	if len(cs) == 0 {

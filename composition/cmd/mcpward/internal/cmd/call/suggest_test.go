@@ -35,10 +35,10 @@ func TestSplitTool(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
-	r := composition.ServerResult{Name: "fs", Tools: []composition.ToolInfo{
-		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__read_text_file"}, ServerTool: "read_text_file"},
-		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__write_file"}, ServerTool: "write_file"},
-		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__list_directory"}, ServerTool: "list_directory"},
+	r := composition.ServerStatus{Name: "fs", Tools: []composition.ToolSummary{
+		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__read_text_file"}, NameOnServer: "read_text_file"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__write_file"}, NameOnServer: "write_file"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__fs__list_directory"}, NameOnServer: "list_directory"},
 	}, Rejected: []catalog.Rejected{
 		{Server: "fs", Kind: ports.ListTools, Name: "delete_file", Reason: catalog.ReasonToolFiltered},
 		{Server: "fs", Kind: ports.ListTools, Name: "move_file", Reason: catalog.ReasonPolicyDenied},
@@ -48,7 +48,7 @@ func TestSuggest(t *testing.T) {
 	assert.Contains(t, suggest(r, "delete_file"), "filtered out")
 	assert.Contains(t, suggest(r, "mcp__fs__move_file"), "managed policy")
 	assert.Equal(t, `"mcpward tools fs" lists its tools`, suggest(r, "zzz"))
-	assert.Equal(t, "", suggest(composition.ServerResult{Name: "empty"}, "x"))
+	assert.Equal(t, "", suggest(composition.ServerStatus{Name: "empty"}, "x"))
 	// A hostile name costs a bounded amount and is made safe.
 	long := strings.Repeat("\x1b[31m", 100000)
 	assert.NotContains(t, suggest(r, long), "\x1b")

@@ -104,7 +104,7 @@ func Run(ctx context.Context, opts *Options) error {
 // (nil when it has none): the definition is shown as the file wrote it,
 // env and header values included, credentials masked by their exact
 // extent, followed by what to notice.
-func Write(w io.Writer, r composition.Result, signIn string, rv *definition.Review) {
+func Write(w io.Writer, r composition.ServerEvaluation, signIn string, rv *definition.Review) {
 	why, fix := view.Explain(r)
 	state := string(r.State)
 	if r.Reason != "" {

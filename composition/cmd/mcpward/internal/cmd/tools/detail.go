@@ -94,9 +94,9 @@ type ToolDetail struct {
 }
 
 // findTool returns the detail of tool on r, or the unknown_tool refusal.
-func findTool(r composition.ServerResult, tool string) (ToolDetail, error) {
+func findTool(r composition.ServerStatus, tool string) (ToolDetail, error) {
 	for _, t := range r.Tools {
-		if t.ServerTool == tool {
+		if t.NameOnServer == tool {
 			return ToolDetail{Server: r.Name, Tool: tool, Name: t.Name, Title: t.Title, Description: t.Description,
 				Parameters: Params(t.InputSchema), InputSchema: t.InputSchema}, nil
 		}

@@ -192,7 +192,7 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // Write writes tools' text.
-func Write(w io.Writer, rs []composition.ServerResult) {
+func Write(w io.Writer, rs []composition.ServerStatus) {
 	if len(rs) == 0 {
 		fmt.Fprintln(w, "No MCP servers are defined. Run \"mcpward doctor\" to see which files were read.")
 		return
@@ -205,7 +205,7 @@ func Write(w io.Writer, rs []composition.ServerResult) {
 		if len(r.Tools) > 0 {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			for _, t := range r.Tools {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(r.Name+"/"+t.ServerTool), about(t.ToolSpec))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", termsafe.Line(t.Name), termsafe.Line(r.Name+"/"+t.NameOnServer), about(t.ToolSpec))
 			}
 			_ = tw.Flush()
 		} else if r.State == composition.StateConnected {
@@ -224,7 +224,7 @@ func Write(w io.Writer, rs []composition.ServerResult) {
 }
 
 // serverLine is a server's state with its marks.
-func serverLine(r composition.ServerResult) string {
+func serverLine(r composition.ServerStatus) string {
 	switch r.State {
 	case composition.StateConnected:
 		s := "connected"

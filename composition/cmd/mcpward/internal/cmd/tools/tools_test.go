@@ -168,11 +168,11 @@ func TestRunNoServerStderr(t *testing.T) {
 
 func TestWriteTitleAndHints(t *testing.T) {
 	yes, no := true, false
-	rs := []composition.ServerResult{{Name: "s", State: composition.StateConnected, Tools: []composition.ToolInfo{
+	rs := []composition.ServerStatus{{Name: "s", State: composition.StateConnected, Tools: []composition.ToolSummary{
 		{ToolSpec: ports.ToolSpec{Name: "mcp__s__a", Title: "Tool A\x1b[2J", Description: "Does a.\nMore.",
-			Annotations: &ports.ToolAnnotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}}, ServerTool: "a"},
-		{ToolSpec: ports.ToolSpec{Name: "mcp__s__b", Description: "Does b.", Annotations: &ports.ToolAnnotations{Title: "Annotated B"}}, ServerTool: "b"},
-		{ToolSpec: ports.ToolSpec{Name: "mcp__s__c", Annotations: &ports.ToolAnnotations{DestructiveHint: &yes}}, ServerTool: "c"},
+			Annotations: &ports.ToolAnnotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}}, NameOnServer: "a"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__s__b", Description: "Does b.", Annotations: &ports.ToolAnnotations{Title: "Annotated B"}}, NameOnServer: "b"},
+		{ToolSpec: ports.ToolSpec{Name: "mcp__s__c", Annotations: &ports.ToolAnnotations{DestructiveHint: &yes}}, NameOnServer: "c"},
 	}}}
 	var b strings.Builder
 	Write(&b, rs)

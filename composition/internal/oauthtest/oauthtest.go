@@ -265,6 +265,15 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// callbackClient is the browser's request to the loopback callback: no
+// proxy from the environment and no redirect followed (the callback
+// answers; it never sends the browser on).
+var callbackClient = &http.Client{
+	Transport:     &http.Transport{Proxy: nil},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	Timeout:       30 * time.Second,
+}
+
 // Browser returns an open func that plays the user's browser: it follows
 // the authorization server's redirect to the loopback callback.
 func Browser(ts *httptest.Server) func(string) error {
@@ -277,7 +286,8 @@ func Browser(ts *httptest.Server) func(string) error {
 				return
 			}
 			resp.Body.Close()
-			if cb, err := http.Get(resp.Header.Get("Location")); err == nil {
+			cb, err := callbackClient.Get(resp.Header.Get("Location"))
+			if err == nil {
 				cb.Body.Close()
 			}
 		}()

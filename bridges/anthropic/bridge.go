@@ -73,6 +73,21 @@ type Options = toolcall.Options
 func Tools(tools []ports.Tool, opts *Options) []anthropic.ToolUnionParam {
 	o := options(opts)
 	out := make([]anthropic.ToolUnionParam, 0, len(tools))
+	offerable(tools, func(_ ports.Tool, spec ports.ToolSpec, props any, extra map[string]any) {
+		p := anthropic.ToolParam{Name: spec.Name, InputSchema: anthropic.ToolInputSchemaParam{Properties: props, ExtraFields: extra}}
+		if d := toolcall.Description(spec, o.MaxDescription); d != "" {
+			p.Description = anthropic.String(d)
+		}
+		out = append(out, anthropic.ToolUnionParam{OfTool: &p})
+	})
+	return out
+}
+
+// offerable calls f, in order, for each tool of tools a model may be
+// offered — not nil, a valid name, the first tool of its name — with its
+// schema (toolcall.Schema) split into the properties and the other
+// keywords ("type" is the API's own). Tools and BetaTools share it.
+func offerable(tools []ports.Tool, f func(t ports.Tool, spec ports.ToolSpec, props any, extra map[string]any)) {
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if t == nil {
@@ -84,21 +99,16 @@ func Tools(tools []ports.Tool, opts *Options) []anthropic.ToolUnionParam {
 		}
 		seen[spec.Name] = true
 		schema := toolcall.Schema(spec)
-		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
+		extra := make(map[string]any, len(schema))
 		for k, v := range schema {
 			switch k {
 			case "type", "properties":
 			default:
-				in.ExtraFields[k] = v
+				extra[k] = v
 			}
 		}
-		p := anthropic.ToolParam{Name: spec.Name, InputSchema: in}
-		if d := toolcall.Description(spec, o.MaxDescription); d != "" {
-			p.Description = anthropic.String(d)
-		}
-		out = append(out, anthropic.ToolUnionParam{OfTool: &p})
+		f(t, spec, schema["properties"], extra)
 	}
-	return out
 }
 
 // Dispatch makes the calls of msg's tool_use blocks with tools (those

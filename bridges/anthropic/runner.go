@@ -55,27 +55,10 @@ func BetaTools(tools []ports.Tool, opts *Options) []anthropic.BetaTool {
 	o := options(opts)
 	g := toolcall.NewGate(&o)
 	out := make([]anthropic.BetaTool, 0, len(tools))
-	seen := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		if t == nil {
-			continue
-		}
-		spec := t.Spec()
-		if !toolcall.ValidName(spec.Name) || seen[spec.Name] {
-			continue
-		}
-		seen[spec.Name] = true
-		schema := toolcall.Schema(spec)
-		in := anthropic.BetaToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
-		for k, v := range schema {
-			switch k {
-			case "type", "properties":
-			default:
-				in.ExtraFields[k] = v
-			}
-		}
+	offerable(tools, func(t ports.Tool, spec ports.ToolSpec, props any, extra map[string]any) {
+		in := anthropic.BetaToolInputSchemaParam{Properties: props, ExtraFields: extra}
 		out = append(out, &betaTool{tool: t, name: spec.Name, desc: toolcall.Description(spec, o.MaxDescription), schema: in, gate: g})
-	}
+	})
 	return out
 }
 

@@ -178,7 +178,12 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // transport lets go of the shared one, and the last to let go of an origin
 // closes its idle connections, so nothing of a closed session outlives it
 // for long. A call after the first closes the idle connections of the
-// transport only when no other transport holds it.
+// transport only when no other transport holds it. A policy whose
+// decisions change over time is asked again at every new dial; a pooled
+// connection keeps the decision its dial got for as long as some transport
+// of its origin holds it (as a session's own connections always did for
+// the session's life), while the URL is admitted afresh by every call of
+// Transport.
 func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*mcp.StreamableClientTransport, error) {
 	server := t.ServerID
 	if t.Kind != ports.TransportHTTP {

@@ -9,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -210,4 +213,58 @@ func (c *countingCache) Put(key string, cs *tls.ClientSessionState) {
 	c.puts++
 	c.mu.Unlock()
 	c.ClientSessionCache.Put(key, cs)
+}
+
+// TestClientTransportsShared: the clients Factory.Client returns for one
+// origin and server (one per OAuth request) share a transport, so
+// consecutive requests reuse an admitted connection; another server name
+// gets its own (its dialer names it); past maxClientTransports the kept
+// transports are closed and forgotten.
+func TestClientTransportsShared(t *testing.T) {
+	srv := newTestServer(t, false, jsonOK)
+	d := &countingDialer{}
+	f := New(egress.Default(), &Options{Resolver: &mapResolver{}, Dialer: d})
+	u, err := url.Parse(srv.URL + "/token")
+	require.NoError(t, err)
+	get := func(server string) {
+		t.Helper()
+		c, err := f.WithOnChallenge(func(Challenge) {}).Client(context.Background(), u, server)
+		require.NoError(t, err)
+		resp, err := c.Post(u.String(), "application/json", strings.NewReader("{}"))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+	}
+	for range 5 {
+		get("")
+	}
+	assert.Equal(t, int64(1), srv.accepts(), "five clients, one connection")
+	assert.Equal(t, int64(1), d.n.Load())
+	assert.Equal(t, 1, f.clients.size())
+	get("s")
+	assert.Equal(t, int64(2), srv.accepts(), "another server's client dials its own")
+	assert.Equal(t, 2, f.clients.size())
+
+	// A dial-time refusal names the server the client was made for, not
+	// the one whose client made the shared transport.
+	g := New(egress.Default(), &Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"intranet.example": {netip.MustParseAddr("10.0.0.1")}}}})
+	private, _ := url.Parse("https://intranet.example/token")
+	for _, server := range []string{"x", "y"} {
+		c, err := g.Client(context.Background(), private, server)
+		require.NoError(t, err, "the name is admitted; its address is not")
+		_, err = c.Get(private.String())
+		r := requireRefusal(t, err, refusal.Refused, egress.ReasonAddressRefused)
+		assert.Equal(t, server, r.Server)
+	}
+
+	for i := range maxClientTransports {
+		c, err := f.Client(context.Background(), u, "many"+strconv.Itoa(i))
+		require.NoError(t, err)
+		c.CloseIdleConnections()
+	}
+	assert.LessOrEqual(t, f.clients.size(), maxClientTransports)
+	assert.Less(t, f.clients.size(), maxClientTransports, "the cap was reached and the kept transports forgotten")
+	c, err := f.Client(context.Background(), u, "")
+	require.NoError(t, err)
+	c.CloseIdleConnections()
 }

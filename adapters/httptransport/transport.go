@@ -110,6 +110,9 @@ type Factory struct {
 	// shared holds the http.Transports shared per origin (pool.go); the
 	// copies of a Factory share it.
 	shared *pool
+	// clients holds the transports of Client (client.go); shared by the
+	// copies of a Factory.
+	clients *clientTransports
 	// sessions is the TLS session cache of every transport of this
 	// Factory (and its copies) when Options.TLSConfig sets none.
 	sessions tls.ClientSessionCache
@@ -122,7 +125,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 	if policy == nil {
 		panic("httptransport: nil EgressPolicy")
 	}
-	f := &Factory{policy: policy, cap: DefaultReceiveCap, traceOrigins: map[string]bool{}, shared: &pool{}, sessions: newSessionCache()}
+	f := &Factory{policy: policy, cap: DefaultReceiveCap, traceOrigins: map[string]bool{}, shared: &pool{}, clients: &clientTransports{}, sessions: newSessionCache()}
 	if opts == nil {
 		opts = &Options{}
 	}

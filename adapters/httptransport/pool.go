@@ -70,7 +70,7 @@ func (p *pool) release(origin string, tr *http.Transport) {
 	}
 }
 
-// pooled reports whether tr is origin's shared transport still held by
+// held reports whether tr is origin's shared transport still held by
 // some transport.
 func (p *pool) held(origin string, tr *http.Transport) bool {
 	p.mu.Lock()

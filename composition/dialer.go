@@ -125,8 +125,10 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     origin, except that a 401 without an authenticator whose challenge
 //     was Bearer is Reason oauth.ReasonSignInRequired in a deployment
 //     with Config.OAuth (challenges.go); Trace is httptransport.WithTraceparent, and TraceMeta
-//     is set for an origin the transport sends a traceparent to (Options.TraceOrigins); Release closes the
-//     transport's idle connections; Abort is a no-op (the SDK cancels an
+//     is set for an origin the transport sends a traceparent to (Options.TraceOrigins); Release lets go
+//     of the connections this Host's transports share per origin (the
+//     last Conn of an origin to be released closes its idle connections;
+//     see httptransport.Factory.Transport); Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
 //     session stays up); InboundFilter is httptransport.SetInboundFilter.
 //   - stdio: Origin is ""; Abort kills the child's process group at once

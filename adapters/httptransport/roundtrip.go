@@ -38,8 +38,10 @@ type roundTripper struct {
 	static    http.Header // validated; never modified after construction
 	auth      ports.Authenticator
 	cap       int64
-	trace     bool // origin is in the trace allow-list
-	base      *http.Transport
+	trace     bool            // origin is in the trace allow-list
+	base      *http.Transport // shared per origin (pool.go)
+	pool      *pool
+	released  atomic.Bool // CloseIdleConnections let go of base
 	authReq   ports.AuthRequest
 	filter    atomic.Pointer[func(method string, call bool) bool] // SetInboundFilter
 	// onChallenge and endpoint: Options.OnChallenge and the target's URL.
@@ -62,8 +64,24 @@ func (rt *roundTripper) htuOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.EscapedPath()
 }
 
-// CloseIdleConnections closes the pooled connections of this server.
-func (rt *roundTripper) CloseIdleConnections() { rt.base.CloseIdleConnections() }
+// CloseIdleConnections ends this server's hold on its origin's shared
+// transport: the first call lets go of it (the last holder closes its idle
+// connections); a later call closes its idle connections when no
+// transport holds it any more (a request sent after the first call left
+// one idle). Safe for concurrent use.
+func (rt *roundTripper) CloseIdleConnections() {
+	if rt.pool == nil {
+		rt.base.CloseIdleConnections()
+		return
+	}
+	if rt.released.CompareAndSwap(false, true) {
+		rt.pool.release(rt.origin, rt.base)
+		return
+	}
+	if !rt.pool.held(rt.origin, rt.base) {
+		rt.base.CloseIdleConnections()
+	}
+}
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {

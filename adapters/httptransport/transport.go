@@ -107,6 +107,15 @@ type Factory struct {
 	traceOrigins map[string]bool
 	maxRetries   int
 	onChallenge  func(Challenge)
+	// shared holds the http.Transports shared per origin (pool.go); the
+	// copies of a Factory share it.
+	shared *pool
+	// clients holds the transports of Client (client.go); shared by the
+	// copies of a Factory.
+	clients *clientTransports
+	// sessions is the TLS session cache of every transport of this
+	// Factory (and its copies) when Options.TLSConfig sets none.
+	sessions tls.ClientSessionCache
 }
 
 // New returns a Factory that admits with policy. It panics when policy is
@@ -116,7 +125,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 	if policy == nil {
 		panic("httptransport: nil EgressPolicy")
 	}
-	f := &Factory{policy: policy, cap: DefaultReceiveCap, traceOrigins: map[string]bool{}}
+	f := &Factory{policy: policy, cap: DefaultReceiveCap, traceOrigins: map[string]bool{}, shared: &pool{}, clients: &clientTransports{}, sessions: newSessionCache()}
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -160,9 +169,24 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // ReasonRedirectRefused; other statuses the SDK would report only as text
 // are a *StatusError.
 //
-// The returned transport is for one connection. When its session has
-// ended, call HTTPClient.CloseIdleConnections to release pooled
-// connections.
+// The returned transport is for one connection. Its connections come from
+// the http.Transport this Factory shares among all transports of t's
+// origin (pool.go): a connection pooled there was dialled for that origin
+// and admitted at dial time as described above, so a connect to a server
+// whose origin another live transport uses does not dial (nor handshake
+// TLS) again; TLS sessions are resumed from a cache of the Factory's
+// (Options.TLSConfig's ClientSessionCache when it sets one). Idle
+// connections are bounded (4 per origin, closed after 90 s idle). When its
+// session has ended, call HTTPClient.CloseIdleConnections once: the
+// transport lets go of the shared one, and the last to let go of an origin
+// closes its idle connections, so nothing of a closed session outlives it
+// for long. A call after the first closes the idle connections of the
+// transport only when no other transport holds it. A policy whose
+// decisions change over time is asked again at every new dial; a pooled
+// connection keeps the decision its dial got for as long as some transport
+// of its origin holds it (as a session's own connections always did for
+// the session's life), while the URL is admitted afresh by every call of
+// Transport.
 func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*mcp.StreamableClientTransport, error) {
 	server := t.ServerID
 	if t.Kind != ports.TransportHTTP {
@@ -193,12 +217,15 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		auth:      auth,
 		cap:       f.cap,
 		trace:     f.traceOrigins[origin],
-		base:      f.baseTransport(scheme, u.Hostname(), server, origin),
+		pool:      f.shared,
 		scheme:    scheme,
 		authReq:   ports.AuthRequest{ServerID: server, Origin: origin},
 		htuPath:   u.EscapedPath(),
 		htu:       scheme + "://" + strings.ToLower(u.Host) + u.EscapedPath(),
 	}
+	rt.base = f.shared.acquire(origin, func() *http.Transport {
+		return f.baseTransport(scheme, u.Hostname(), server, origin)
+	})
 	if f.onChallenge != nil {
 		rt.onChallenge = f.onChallenge
 		rt.endpoint = t.URL
@@ -272,8 +299,14 @@ func refuseRedirects(server, origin string) func(*http.Request, []*http.Request)
 	}
 }
 
-// baseTransport returns the http.Transport for one admitted server: no
-// proxy, names resolved here, every dialled address admitted first.
+// maxIdlePerOrigin bounds the idle connections kept per origin (and per
+// http.Transport, which serves one origin).
+const maxIdlePerOrigin = 4
+
+// baseTransport returns the http.Transport for one admitted origin: no
+// proxy, names resolved here, every dialled address admitted first. server
+// stamps the dialer's own refusals (a roundTripper restamps them with its
+// own server).
 func (f *Factory) baseTransport(scheme, host, server, origin string) *http.Transport {
 	var tc *tls.Config
 	if f.tlsConfig != nil {
@@ -282,6 +315,9 @@ func (f *Factory) baseTransport(scheme, host, server, origin string) *http.Trans
 		tc = &tls.Config{}
 	}
 	tc.InsecureSkipVerify = false
+	if tc.ClientSessionCache == nil {
+		tc.ClientSessionCache = f.sessions
+	}
 	if tc.MinVersion < tls.VersionTLS12 {
 		tc.MinVersion = tls.VersionTLS12
 	}
@@ -311,7 +347,8 @@ func (f *Factory) baseTransport(scheme, host, server, origin string) *http.Trans
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   15 * time.Second,
 		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConnsPerHost:   4,
+		MaxIdleConns:          maxIdlePerOrigin,
+		MaxIdleConnsPerHost:   maxIdlePerOrigin,
 		ExpectContinueTimeout: time.Second,
 	}
 }

@@ -459,6 +459,15 @@ const (
 	// SpanDiscovery is the discovery of a session's lists (at connect or
 	// at a refresh): the parent of its "{kind}/list" client spans.
 	SpanDiscovery = "mcpward.discovery"
+	// SpanSignIn is one OAuth sign-in (Host.SignIn, and package signin's
+	// ways in): from its discovery to the tokens stored or its failure;
+	// a sign-in the host drives (signin.Begin) lasts until its redirect's
+	// outcome, or until it is closed without one (error.type "canceled").
+	SpanSignIn = "mcpward.signin"
+	// SpanRefresh is one renewal of an expired OAuth credential (a
+	// refresh token, or the client credentials or workload grant again),
+	// once per renewal however many requests wait for it.
+	SpanRefresh = "mcpward.refresh"
 )
 
 // The attributes of a SpanEvaluate span: words, never a value.
@@ -483,6 +492,34 @@ func (t *telemetry) step() func(context.Context, string) (context.Context, func(
 			name = SpanConnect
 		}
 		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+		return ctx, func(err error) { endStep(span, err) }
+	}
+}
+
+// OAuthSteps returns the step hook (adapters/oauth's Options.Step) that
+// records the OAuth client's steps as INTERNAL spans of tp's tracer
+// (scope TelemetryScope): "sign_in" as SpanSignIn, "refresh" as
+// SpanRefresh, each with error.type (a refusal's reason word, else
+// "_OTHER") when it fails and no other attribute; another step records
+// nothing. It returns nil when tp is nil: no hook, no cost. Package
+// composition/signin's New passes it Config.TracerProvider. The hook is
+// safe for concurrent use.
+func OAuthSteps(tp trace.TracerProvider) func(ctx context.Context, step string) (context.Context, func(error)) {
+	if tp == nil {
+		return nil
+	}
+	tracer := tp.Tracer(TelemetryScope, trace.WithSchemaURL(semconv.SchemaURL))
+	return func(ctx context.Context, step string) (context.Context, func(error)) {
+		var name string
+		switch step {
+		case "sign_in":
+			name = SpanSignIn
+		case "refresh":
+			name = SpanRefresh
+		default:
+			return ctx, func(error) {}
+		}
+		ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
 		return ctx, func(err error) { endStep(span, err) }
 	}
 }

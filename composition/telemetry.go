@@ -39,6 +39,7 @@ type telemetry struct {
 	opDur   mcpconv.ClientOperationDuration
 	sessDur mcpconv.ClientSessionDuration
 	srvDur  mcpconv.ServerOperationDuration
+	srvSess mcpconv.ServerSessionDuration
 	metrics bool
 }
 
@@ -62,6 +63,7 @@ func newTelemetry(cfg Config) *telemetry {
 	t.opDur, _ = mcpconv.NewClientOperationDuration(m)
 	t.sessDur, _ = mcpconv.NewClientSessionDuration(m)
 	t.srvDur, _ = mcpconv.NewServerOperationDuration(m)
+	t.srvSess, _ = mcpconv.NewServerSessionDuration(m)
 	return t
 }
 
@@ -371,9 +373,13 @@ func traceparentOf(sc trace.SpanContext) string {
 
 // observer returns the mcpserve.Observer recording a server span and the
 // mcp.server.operation.duration metric per request a Gateway's client
-// sends, or nil when t is nil. A client's valid W3C traceparent (params
-// ._meta, else the HTTP header) becomes the span's remote parent; an
-// invalid one is ignored.
+// sends, and mcp.server.session.duration per session a client opened with
+// initialize (from the initialize request to the session's end, with the
+// negotiated mcp.protocol.version), or nil when t is nil. A stateless
+// request of protocol 2026-07-28 or later is no session: it records only
+// its operation. A client's valid W3C traceparent (params._meta, else the
+// HTTP header) becomes the span's remote parent; an invalid one is
+// ignored.
 func (t *telemetry) observer() mcpserve.Observer {
 	if t == nil {
 		return nil
@@ -409,6 +415,9 @@ func (t *telemetry) observer() mcpserve.Observer {
 			}
 			if t.metrics {
 				t.srvDur.Inst().Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(kv...))
+				if o.SessionWait != nil {
+					go t.sessionEnded(began, o.ProtocolVersion, o.SessionWait)
+				}
 			}
 			if span != nil {
 				span.SetAttributes(kv...)
@@ -419,6 +428,17 @@ func (t *telemetry) observer() mcpserve.Observer {
 			}
 		}
 	}
+}
+
+// sessionEnded waits for a served session that began at began to end and
+// records its mcp.server.session.duration.
+func (t *telemetry) sessionEnded(began time.Time, version string, wait func()) {
+	wait()
+	if version == "" {
+		t.srvSess.Record(context.Background(), time.Since(began).Seconds())
+		return
+	}
+	t.srvSess.Record(context.Background(), time.Since(began).Seconds(), semconv.McpProtocolVersion(version))
 }
 
 // parseTraceparent returns the remote span context of a valid W3C

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -489,4 +490,61 @@ func telemetryText(t *testing.T, rec *recorders) string {
 		}
 	}
 	return seen.String()
+}
+
+// TestTelemetryServeSessions: mcp.server.session.duration (unit s) records
+// one point per session a client opened with initialize, when it ends,
+// with the negotiated mcp.protocol.version; a 2026-07-28 client's
+// stateless requests open no session and record none (their operations
+// are recorded as mcp.server.operation.duration).
+func TestTelemetryServeSessions(t *testing.T) {
+	p := newTelPeer(t, "result")
+	rec := newRecorders(t)
+	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
+	t.Cleanup(g.Close)
+	ts := httptest.NewServer(g.HTTPHandler("", ""))
+	t.Cleanup(ts.Close)
+	ctx := context.Background()
+	sessions := func() (uint64, []metricdata.HistogramDataPoint[float64], string) {
+		dps, unit := histogram(rec.collect(t), "mcp.server.session.duration")
+		var n uint64
+		for _, dp := range dps {
+			n += dp.Count
+		}
+		return n, dps, unit
+	}
+
+	modern := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, nil)
+	cs, err := modern.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion, "the SDK's default: stateless")
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	require.NoError(t, cs.Close())
+
+	legacy := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = ls.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	n, _, _ := sessions()
+	assert.Zero(t, n, "the legacy session is open, and the modern client opened none")
+	require.NoError(t, ls.Close()) // DELETE ends the session
+
+	require.Eventually(t, func() bool { n, _, _ := sessions(); return n > 0 }, 10*time.Second, 10*time.Millisecond)
+	n, dps, unit := sessions()
+	assert.Equal(t, uint64(1), n, "one session: the legacy client's")
+	assert.Equal(t, "s", unit)
+	require.Len(t, dps, 1)
+	assert.Equal(t, map[string]string{"mcp.protocol.version": "2025-11-25"}, attrMap(dps[0].Attributes.ToSlice()))
+	ops, _ := histogram(rec.collect(t), "mcp.server.operation.duration")
+	var calls uint64
+	for _, dp := range ops {
+		if m, _ := dp.Attributes.Value("mcp.method.name"); m.AsString() == "tools/call" {
+			calls += dp.Count
+		}
+	}
+	assert.Equal(t, uint64(2), calls, "both clients' calls are operations")
 }

@@ -282,7 +282,7 @@ func (op operation) end(err error, version string, toolError bool) {
 	errType := ""
 	switch {
 	case err != nil:
-		errType = errorType(err)
+		errType = ErrorType(err)
 	case toolError:
 		errType = ErrorTypeToolError
 	}
@@ -326,10 +326,15 @@ func spanName(method, target string) string {
 	return method + " " + target
 }
 
-// errorType is the error.type of err: the Reason of its *refusal.Error
-// when that is a plain lower_snake_case word, else "_OTHER". Never the
-// error's text.
-func errorType(err error) string {
+// ErrorType is the error.type mcpward records for err on a span or a
+// metric: the Reason of its *refusal.Error when that is a plain
+// lower_snake_case word of at most 64 bytes, else "_OTHER"; "" for nil.
+// Never the error's text. A host recording its own spans around
+// mcpward's calls may use it to stay consistent.
+func ErrorType(err error) string {
+	if err == nil {
+		return ""
+	}
 	r := refusal.ReasonOf(err)
 	if !isWord(r) {
 		return "_OTHER"
@@ -397,7 +402,7 @@ func (t *telemetry) observer() mcpserve.Observer {
 			errType := ""
 			switch {
 			case o.Err != nil:
-				errType = errorType(o.Err)
+				errType = ErrorType(o.Err)
 			case o.ToolError:
 				errType = ErrorTypeToolError
 			}
@@ -548,7 +553,7 @@ func OAuthSteps(tp trace.TracerProvider) func(ctx context.Context, step string) 
 // non-nil.
 func endStep(span trace.Span, err error) {
 	if err != nil {
-		et := errorType(err)
+		et := ErrorType(err)
 		span.SetAttributes(semconv.ErrorTypeKey.String(et))
 		span.SetStatus(codes.Error, et)
 	}

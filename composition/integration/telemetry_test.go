@@ -347,19 +347,27 @@ func TestTelemetryCanary(t *testing.T) {
 	assert.False(t, strings.Contains(out, canary), "a secret, argument or result reached the telemetry")
 }
 
-// TestTelemetryServe: a Gateway's client requests get server spans named
-// by the same conventions, children of the trace context the client sent
-// in params._meta (SEP-414); the upstream call is a client span under the
-// server span; mcp.server.operation.duration is recorded; the client's
-// argument and the upstream's result appear in none of it.
-func TestTelemetryServe(t *testing.T) {
-	p := newTelPeer(t, "cnryserveresult")
+// serveTel serves a Gateway of a telPeer (its results carrying secret)
+// over httptest, with rec's providers.
+func serveTel(t *testing.T, secret string) (*recorders, *httptest.Server) {
+	t.Helper()
+	p := newTelPeer(t, secret)
 	rec := newRecorders(t)
 	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
 	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
 	t.Cleanup(g.Close)
 	ts := httptest.NewServer(g.HTTPHandler("", ""))
 	t.Cleanup(ts.Close)
+	return rec, ts
+}
+
+// TestTelemetryServe: a Gateway's client requests get server spans named
+// by the same conventions, children of the trace context the client sent
+// in params._meta (SEP-414); the upstream call is a client span under the
+// server span; mcp.server.operation.duration is recorded; the client's
+// argument and the upstream's result appear in none of it.
+func TestTelemetryServe(t *testing.T) {
+	rec, ts := serveTel(t, "cnryserveresult")
 
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
@@ -498,13 +506,7 @@ func telemetryText(t *testing.T, rec *recorders) string {
 // stateless requests open no session and record none (their operations
 // are recorded as mcp.server.operation.duration).
 func TestTelemetryServeSessions(t *testing.T) {
-	p := newTelPeer(t, "result")
-	rec := newRecorders(t)
-	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
-	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
-	t.Cleanup(g.Close)
-	ts := httptest.NewServer(g.HTTPHandler("", ""))
-	t.Cleanup(ts.Close)
+	rec, ts := serveTel(t, "result")
 	ctx := context.Background()
 	sessions := func() (uint64, []metricdata.HistogramDataPoint[float64], string) {
 		dps, unit := histogram(rec.collect(t), "mcp.server.session.duration")

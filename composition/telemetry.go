@@ -484,6 +484,11 @@ const (
 	// SpanDiscovery is the discovery of a session's lists (at connect or
 	// at a refresh): the parent of its "{kind}/list" client spans.
 	SpanDiscovery = "mcpward.discovery"
+	// SpanApprove is one Host.Approve: the user's approval of a server's
+	// current identity, recorded (or refused: error.type).
+	SpanApprove = "mcpward.approve"
+	// SpanRevoke is one Host.Revoke or Host.RevokeAll.
+	SpanRevoke = "mcpward.revoke"
 	// SpanSignIn is one OAuth sign-in (Host.SignIn, and package signin's
 	// ways in): from its discovery to the tokens stored or its failure;
 	// a sign-in the host drives (signin.Begin) lasts until its redirect's
@@ -512,12 +517,10 @@ func (t *telemetry) step() func(context.Context, string) (context.Context, func(
 		return nil
 	}
 	return func(ctx context.Context, step string) (context.Context, func(error)) {
-		name := SpanDiscovery
 		if step == supervisor.StepConnect {
-			name = SpanConnect
+			return t.stepSpan(ctx, SpanConnect)
 		}
-		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
-		return ctx, func(err error) { endStep(span, err) }
+		return t.stepSpan(ctx, SpanDiscovery)
 	}
 }
 
@@ -533,19 +536,15 @@ func OAuthSteps(tp trace.TracerProvider) func(ctx context.Context, step string) 
 	if tp == nil {
 		return nil
 	}
-	tracer := tp.Tracer(TelemetryScope, trace.WithSchemaURL(semconv.SchemaURL))
+	t := &telemetry{tracer: tp.Tracer(TelemetryScope, trace.WithSchemaURL(semconv.SchemaURL))}
 	return func(ctx context.Context, step string) (context.Context, func(error)) {
-		var name string
 		switch step {
 		case "sign_in":
-			name = SpanSignIn
+			return t.stepSpan(ctx, SpanSignIn)
 		case "refresh":
-			name = SpanRefresh
-		default:
-			return ctx, func(error) {}
+			return t.stepSpan(ctx, SpanRefresh)
 		}
-		ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
-		return ctx, func(err error) { endStep(span, err) }
+		return ctx, func(error) {}
 	}
 }
 
@@ -558,6 +557,17 @@ func endStep(span trace.Span, err error) {
 		span.SetStatus(codes.Error, et)
 	}
 	span.End()
+}
+
+// stepSpan starts the INTERNAL span name under ctx and returns the
+// context and its end (endStep), or ctx and a func doing nothing when t
+// has no tracer.
+func (t *telemetry) stepSpan(ctx context.Context, name string) (context.Context, func(error)) {
+	if t == nil || t.tracer == nil {
+		return ctx, func(error) {}
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+	return ctx, func(err error) { endStep(span, err) }
 }
 
 // evaluateSpan starts the SpanEvaluate span of one server under ctx, or

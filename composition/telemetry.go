@@ -290,14 +290,7 @@ func (op operation) end(err error, version string, toolError bool) {
 		return
 	}
 	kv := make([]attribute.KeyValue, 0, 8)
-	kv = append(kv, semconv.McpMethodNameKey.String(op.method))
-	switch {
-	case op.target == "":
-	case op.method == "tools/call":
-		kv = append(kv, semconv.GenAIToolName(op.target), semconv.GenAIOperationNameExecuteTool)
-	case op.method == "prompts/get":
-		kv = append(kv, semconv.GenAIPromptName(op.target))
-	}
+	kv = methodAttrs(kv, op.method, op.target)
 	if version != "" {
 		kv = append(kv, semconv.McpProtocolVersion(version))
 	}
@@ -317,6 +310,22 @@ func (op operation) end(err error, version string, toolError bool) {
 		}
 		op.span.End()
 	}
+}
+
+// methodAttrs appends to kv the attributes of an MCP request of method
+// with target (a tool or prompt name, or ""): mcp.method.name, and
+// gen_ai.tool.name with gen_ai.operation.name for a tools/call, or
+// gen_ai.prompt.name for a prompts/get.
+func methodAttrs(kv []attribute.KeyValue, method, target string) []attribute.KeyValue {
+	kv = append(kv, semconv.McpMethodNameKey.String(method))
+	switch {
+	case target == "":
+	case method == "tools/call":
+		kv = append(kv, semconv.GenAIToolName(target), semconv.GenAIOperationNameExecuteTool)
+	case method == "prompts/get":
+		kv = append(kv, semconv.GenAIPromptName(target))
+	}
+	return kv
 }
 
 func spanName(method, target string) string {
@@ -407,14 +416,7 @@ func (t *telemetry) observer() mcpserve.Observer {
 				errType = ErrorTypeToolError
 			}
 			kv := make([]attribute.KeyValue, 0, 5)
-			kv = append(kv, semconv.McpMethodNameKey.String(r.Method))
-			switch {
-			case r.Target == "":
-			case r.Method == "tools/call":
-				kv = append(kv, semconv.GenAIToolName(r.Target), semconv.GenAIOperationNameExecuteTool)
-			case r.Method == "prompts/get":
-				kv = append(kv, semconv.GenAIPromptName(r.Target))
-			}
+			kv = methodAttrs(kv, r.Method, r.Target)
 			if errType != "" {
 				kv = append(kv, semconv.ErrorTypeKey.String(errType))
 			}

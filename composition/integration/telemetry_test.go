@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -504,7 +505,8 @@ func telemetryText(t *testing.T, rec *recorders) string {
 // one point per session a client opened with initialize, when it ends,
 // with the negotiated mcp.protocol.version; a 2026-07-28 client's
 // stateless requests open no session and record none (their operations
-// are recorded as mcp.server.operation.duration).
+// are recorded as mcp.server.operation.duration); over stdio the session
+// lasts until the client hangs up.
 func TestTelemetryServeSessions(t *testing.T) {
 	rec, ts := serveTel(t, "result")
 	ctx := context.Background()
@@ -549,4 +551,28 @@ func TestTelemetryServeSessions(t *testing.T) {
 		}
 	}
 	assert.Equal(t, uint64(2), calls, "both clients' calls are operations")
+
+	// Over stdio: a session from initialize to the client's hang-up.
+	p := newTelPeer(t, "result")
+	srec := newRecorders(t)
+	f := connectTel(t, srec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
+	t.Cleanup(g.Close)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- g.ServeStdio(sctx, inR, outW) }()
+	ss, err := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+		&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = ss.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	require.NoError(t, ss.Close())
+	<-served
+	require.Eventually(t, func() bool {
+		dps, _ := histogram(srec.collect(t), "mcp.server.session.duration")
+		return len(dps) == 1 && dps[0].Count == 1
+	}, 10*time.Second, 10*time.Millisecond, "one stdio session recorded")
 }

@@ -509,7 +509,9 @@ func (h *Host) evaluateWith(ctx context.Context, srcs []definition.Source, decid
 // usable definition (ReasonNotApprovable), and everything
 // activation.Decider.Grant refuses (a managed or user server needs no
 // approval: activation.ReasonApprovalNotNeeded).
-func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name string) (ports.Approval, error) {
+func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name string) (_ ports.Approval, err error) {
+	ctx, end := h.tel.stepSpan(ctx, SpanApprove)
+	defer func() { end(err) }()
 	s, err := h.subject(ctx, srcs, name)
 	if err != nil {
 		return ports.Approval{}, err
@@ -520,7 +522,9 @@ func (h *Host) Approve(ctx context.Context, srcs []definition.Source, name strin
 // Revoke removes the approval of the exact current identity of the server
 // named name. It refuses as Approve does, and with
 // activation.ReasonApprovalNotFound when no approval has that identity.
-func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string) error {
+func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string) (err error) {
+	ctx, end := h.tel.stepSpan(ctx, SpanRevoke)
+	defer func() { end(err) }()
 	s, err := h.subject(ctx, srcs, name)
 	if err != nil {
 		return err
@@ -536,7 +540,9 @@ func (h *Host) Revoke(ctx context.Context, srcs []definition.Source, name string
 // key), which would otherwise keep every approval of name unreadable,
 // appending one ports.AuditRevoke record (ReasonReplayedRemoved) when it
 // removed any; they count in the number returned.
-func (h *Host) RevokeAll(ctx context.Context, name string) (int, error) {
+func (h *Host) RevokeAll(ctx context.Context, name string) (_ int, err error) {
+	ctx, end := h.tel.stepSpan(ctx, SpanRevoke)
+	defer func() { end(err) }()
 	removed := 0
 	if v, ok := h.approvals.(ports.ApprovalVerifier); ok && name != "" {
 		n, err := v.RemoveReplayed(ctx, name)

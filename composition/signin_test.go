@@ -30,6 +30,7 @@ func testOAuth(tokens ports.TokenStore, locker ports.Locker, cfg Config) (OAuthC
 		ApplicationType: cfg.OAuth.ApplicationType,
 
 		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
+		Step:              OAuthSteps(cfg.TracerProvider),
 	}, cfg.OAuth.DisableDPoP)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,7 @@ type telemetry struct {
 	opDur   mcpconv.ClientOperationDuration
 	sessDur mcpconv.ClientSessionDuration
 	srvDur  mcpconv.ServerOperationDuration
+	srvSess mcpconv.ServerSessionDuration
 	metrics bool
 }
 
@@ -62,6 +63,7 @@ func newTelemetry(cfg Config) *telemetry {
 	t.opDur, _ = mcpconv.NewClientOperationDuration(m)
 	t.sessDur, _ = mcpconv.NewClientSessionDuration(m)
 	t.srvDur, _ = mcpconv.NewServerOperationDuration(m)
+	t.srvSess, _ = mcpconv.NewServerSessionDuration(m)
 	return t
 }
 
@@ -280,7 +282,7 @@ func (op operation) end(err error, version string, toolError bool) {
 	errType := ""
 	switch {
 	case err != nil:
-		errType = errorType(err)
+		errType = ErrorType(err)
 	case toolError:
 		errType = ErrorTypeToolError
 	}
@@ -288,14 +290,7 @@ func (op operation) end(err error, version string, toolError bool) {
 		return
 	}
 	kv := make([]attribute.KeyValue, 0, 8)
-	kv = append(kv, semconv.McpMethodNameKey.String(op.method))
-	switch {
-	case op.target == "":
-	case op.method == "tools/call":
-		kv = append(kv, semconv.GenAIToolName(op.target), semconv.GenAIOperationNameExecuteTool)
-	case op.method == "prompts/get":
-		kv = append(kv, semconv.GenAIPromptName(op.target))
-	}
+	kv = methodAttrs(kv, op.method, op.target)
 	if version != "" {
 		kv = append(kv, semconv.McpProtocolVersion(version))
 	}
@@ -317,6 +312,22 @@ func (op operation) end(err error, version string, toolError bool) {
 	}
 }
 
+// methodAttrs appends to kv the attributes of an MCP request of method
+// with target (a tool or prompt name, or ""): mcp.method.name, and
+// gen_ai.tool.name with gen_ai.operation.name for a tools/call, or
+// gen_ai.prompt.name for a prompts/get.
+func methodAttrs(kv []attribute.KeyValue, method, target string) []attribute.KeyValue {
+	kv = append(kv, semconv.McpMethodNameKey.String(method))
+	switch {
+	case target == "":
+	case method == "tools/call":
+		kv = append(kv, semconv.GenAIToolName(target), semconv.GenAIOperationNameExecuteTool)
+	case method == "prompts/get":
+		kv = append(kv, semconv.GenAIPromptName(target))
+	}
+	return kv
+}
+
 func spanName(method, target string) string {
 	if target == "" {
 		return method
@@ -324,10 +335,15 @@ func spanName(method, target string) string {
 	return method + " " + target
 }
 
-// errorType is the error.type of err: the Reason of its *refusal.Error
-// when that is a plain lower_snake_case word, else "_OTHER". Never the
-// error's text.
-func errorType(err error) string {
+// ErrorType is the error.type mcpward records for err on a span or a
+// metric: the Reason of its *refusal.Error when that is a plain
+// lower_snake_case word of at most 64 bytes, else "_OTHER"; "" for nil.
+// Never the error's text. A host recording its own spans around
+// mcpward's calls may use it to stay consistent.
+func ErrorType(err error) string {
+	if err == nil {
+		return ""
+	}
 	r := refusal.ReasonOf(err)
 	if !isWord(r) {
 		return "_OTHER"
@@ -371,9 +387,13 @@ func traceparentOf(sc trace.SpanContext) string {
 
 // observer returns the mcpserve.Observer recording a server span and the
 // mcp.server.operation.duration metric per request a Gateway's client
-// sends, or nil when t is nil. A client's valid W3C traceparent (params
-// ._meta, else the HTTP header) becomes the span's remote parent; an
-// invalid one is ignored.
+// sends, and mcp.server.session.duration per session a client opened with
+// initialize (from the initialize request to the session's end, with the
+// negotiated mcp.protocol.version), or nil when t is nil. A stateless
+// request of protocol 2026-07-28 or later is no session: it records only
+// its operation. A client's valid W3C traceparent (params._meta, else the
+// HTTP header) becomes the span's remote parent; an invalid one is
+// ignored.
 func (t *telemetry) observer() mcpserve.Observer {
 	if t == nil {
 		return nil
@@ -391,24 +411,20 @@ func (t *telemetry) observer() mcpserve.Observer {
 			errType := ""
 			switch {
 			case o.Err != nil:
-				errType = errorType(o.Err)
+				errType = ErrorType(o.Err)
 			case o.ToolError:
 				errType = ErrorTypeToolError
 			}
 			kv := make([]attribute.KeyValue, 0, 5)
-			kv = append(kv, semconv.McpMethodNameKey.String(r.Method))
-			switch {
-			case r.Target == "":
-			case r.Method == "tools/call":
-				kv = append(kv, semconv.GenAIToolName(r.Target), semconv.GenAIOperationNameExecuteTool)
-			case r.Method == "prompts/get":
-				kv = append(kv, semconv.GenAIPromptName(r.Target))
-			}
+			kv = methodAttrs(kv, r.Method, r.Target)
 			if errType != "" {
 				kv = append(kv, semconv.ErrorTypeKey.String(errType))
 			}
 			if t.metrics {
 				t.srvDur.Inst().Record(ctx, time.Since(began).Seconds(), metric.WithAttributes(kv...))
+				if o.SessionWait != nil {
+					go t.sessionEnded(began, o.ProtocolVersion, o.SessionWait)
+				}
 			}
 			if span != nil {
 				span.SetAttributes(kv...)
@@ -419,6 +435,17 @@ func (t *telemetry) observer() mcpserve.Observer {
 			}
 		}
 	}
+}
+
+// sessionEnded waits for a served session that began at began to end and
+// records its mcp.server.session.duration.
+func (t *telemetry) sessionEnded(began time.Time, version string, wait func()) {
+	wait()
+	if version == "" {
+		t.srvSess.Record(context.Background(), time.Since(began).Seconds())
+		return
+	}
+	t.srvSess.Record(context.Background(), time.Since(began).Seconds(), semconv.McpProtocolVersion(version))
 }
 
 // parseTraceparent returns the remote span context of a valid W3C
@@ -459,6 +486,20 @@ const (
 	// SpanDiscovery is the discovery of a session's lists (at connect or
 	// at a refresh): the parent of its "{kind}/list" client spans.
 	SpanDiscovery = "mcpward.discovery"
+	// SpanApprove is one Host.Approve: the user's approval of a server's
+	// current identity, recorded (or refused: error.type).
+	SpanApprove = "mcpward.approve"
+	// SpanRevoke is one Host.Revoke or Host.RevokeAll.
+	SpanRevoke = "mcpward.revoke"
+	// SpanSignIn is one OAuth sign-in (Host.SignIn, and package signin's
+	// ways in): from its discovery to the tokens stored or its failure;
+	// a sign-in the host drives (signin.Begin) lasts until its redirect's
+	// outcome, or until it is closed without one (error.type "canceled").
+	SpanSignIn = "mcpward.signin"
+	// SpanRefresh is one renewal of an expired OAuth credential (a
+	// refresh token, or the client credentials or workload grant again),
+	// once per renewal however many requests wait for it.
+	SpanRefresh = "mcpward.refresh"
 )
 
 // The attributes of a SpanEvaluate span: words, never a value.
@@ -478,12 +519,34 @@ func (t *telemetry) step() func(context.Context, string) (context.Context, func(
 		return nil
 	}
 	return func(ctx context.Context, step string) (context.Context, func(error)) {
-		name := SpanDiscovery
 		if step == supervisor.StepConnect {
-			name = SpanConnect
+			return t.stepSpan(ctx, SpanConnect)
 		}
-		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
-		return ctx, func(err error) { endStep(span, err) }
+		return t.stepSpan(ctx, SpanDiscovery)
+	}
+}
+
+// OAuthSteps returns the step hook (adapters/oauth's Options.Step) that
+// records the OAuth client's steps as INTERNAL spans of tp's tracer
+// (scope TelemetryScope): "sign_in" as SpanSignIn, "refresh" as
+// SpanRefresh, each with error.type (a refusal's reason word, else
+// "_OTHER") when it fails and no other attribute; another step records
+// nothing. It returns nil when tp is nil: no hook, no cost. Package
+// composition/signin's New passes it Config.TracerProvider. The hook is
+// safe for concurrent use.
+func OAuthSteps(tp trace.TracerProvider) func(ctx context.Context, step string) (context.Context, func(error)) {
+	if tp == nil {
+		return nil
+	}
+	t := &telemetry{tracer: tp.Tracer(TelemetryScope, trace.WithSchemaURL(semconv.SchemaURL))}
+	return func(ctx context.Context, step string) (context.Context, func(error)) {
+		switch step {
+		case "sign_in":
+			return t.stepSpan(ctx, SpanSignIn)
+		case "refresh":
+			return t.stepSpan(ctx, SpanRefresh)
+		}
+		return ctx, func(error) {}
 	}
 }
 
@@ -491,11 +554,22 @@ func (t *telemetry) step() func(context.Context, string) (context.Context, func(
 // non-nil.
 func endStep(span trace.Span, err error) {
 	if err != nil {
-		et := errorType(err)
+		et := ErrorType(err)
 		span.SetAttributes(semconv.ErrorTypeKey.String(et))
 		span.SetStatus(codes.Error, et)
 	}
 	span.End()
+}
+
+// stepSpan starts the INTERNAL span name under ctx and returns the
+// context and its end (endStep), or ctx and a func doing nothing when t
+// has no tracer.
+func (t *telemetry) stepSpan(ctx context.Context, name string) (context.Context, func(error)) {
+	if t == nil || t.tracer == nil {
+		return ctx, func(error) {}
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal))
+	return ctx, func(err error) { endStep(span, err) }
 }
 
 // evaluateSpan starts the SpanEvaluate span of one server under ctx, or

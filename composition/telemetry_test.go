@@ -51,9 +51,10 @@ func TestErrorType(t *testing.T) {
 		{&refusal.Error{Class: refusal.Protocol, Reason: "Bad Reason"}, "_OTHER"},
 		{&refusal.Error{Class: refusal.Protocol, Reason: strings.Repeat("a", 65)}, "_OTHER"},
 		{&refusal.Error{Class: refusal.Protocol}, "_OTHER"},
+		{nil, ""},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, errorType(tt.err))
+		assert.Equal(t, tt.want, ErrorType(tt.err))
 	}
 }
 

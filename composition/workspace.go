@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/mcpward/mcpward/composition/internal/gitrepo"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -168,7 +168,7 @@ func (w *Workspace) generation() (string, error) {
 
 // readGeneration reads a generation file: one line of lowercase hex.
 func readGeneration(path string) (string, error) {
-	data, err := readRegular(path, maxGitLink)
+	data, err := gitrepo.ReadRegular(path, maxGeneration)
 	if err != nil {
 		return "", err
 	}
@@ -193,11 +193,11 @@ func (s staticTrust) Facts(context.Context) (ports.WorkspaceFacts, error) {
 // repositoryOf returns the workspace root of dir and its repository
 // identity (see Workspace).
 func repositoryOf(dir string) (root, repository string) {
-	root, gitDir, ok := findGit(dir)
+	root, gitDir, ok := gitrepo.Find(dir)
 	if !ok {
 		return dir, fileURL(dir)
 	}
-	if remote := canonicalRemote(readRemote(gitConfigPath(gitDir)), root); remote != "" {
+	if remote := canonicalRemote(readRemote(gitrepo.ConfigPath(gitDir)), root); remote != "" {
 		return root, remote
 	}
 	return root, fileURL(root)
@@ -213,82 +213,12 @@ func fileURL(p string) string {
 	return "file://" + fileURLEscaper.Replace(filepath.ToSlash(p))
 }
 
-// findGit walks up from dir to the nearest directory holding .git and
-// returns it with its git directory (following a "gitdir:" file).
-func findGit(dir string) (root, gitDir string, ok bool) {
-	for d := dir; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ".git")
-		fi, err := os.Stat(p)
-		if err == nil {
-			if fi.IsDir() {
-				return d, p, true
-			}
-			if data, err := readRegular(p, maxGitLink); err == nil {
-				if g, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:"); found {
-					g = strings.TrimSpace(g)
-					if !filepath.IsAbs(g) {
-						g = filepath.Join(d, g)
-					}
-					return d, filepath.Clean(g), true
-				}
-			}
-			return d, "", true
-		}
-		if filepath.Dir(d) == d {
-			return "", "", false
-		}
-	}
-}
-
-// gitConfigPath returns the config file of a git directory, following
-// "commondir" for a linked worktree.
-func gitConfigPath(gitDir string) string {
-	if gitDir == "" {
-		return ""
-	}
-	if data, err := readRegular(filepath.Join(gitDir, "commondir"), maxGitLink); err == nil {
-		c := strings.TrimSpace(string(data))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		return filepath.Join(c, "config")
-	}
-	return filepath.Join(gitDir, "config")
-}
-
 // maxGitConfig bounds what readRemote reads of a git config file, and
-// maxGitLink a .git file, a commondir file or a generation file: a project
-// can write any file there.
+// maxGeneration a generation file: a project can write any file there.
 const (
-	maxGitConfig = 1 << 20
-	maxGitLink   = 4 << 10
+	maxGitConfig  = 1 << 20
+	maxGeneration = 4 << 10
 )
-
-// errNotRegular is readRegular's refusal of what is not a regular file.
-var errNotRegular = errors.New("not a regular file")
-
-// readRegular reads the regular file at path, at most max bytes (more is
-// cut). It never blocks on a FIFO or a device a project planted in place
-// of a git file: it refuses anything but a regular file, checked before
-// and after a non-blocking open.
-func readRegular(path string, max int64) ([]byte, error) {
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	f, err := openNonBlocking(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	return io.ReadAll(io.LimitReader(f, max))
-}
 
 // readRemote returns the url of the "origin" remote of a git config file,
 // else of the first remote by name, else "".
@@ -296,7 +226,7 @@ func readRemote(configPath string) string {
 	if configPath == "" {
 		return ""
 	}
-	data, err := readRegular(configPath, maxGitConfig)
+	data, err := gitrepo.ReadRegular(configPath, maxGitConfig)
 	if err != nil {
 		return ""
 	}

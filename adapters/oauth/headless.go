@@ -112,7 +112,9 @@ type CrossApp = EnterpriseManaged
 // algorithm); those of Client.tokenRequest (AuthRefused
 // ReasonClientAuthRefused for a refused client, ...), fillToken and the
 // store. Safe for concurrent use.
-func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc ClientCredentials) error {
+func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc ClientCredentials) (err error) {
+	ctx, end := c.step(ctx, StepSignIn)
+	defer func() { end(err) }()
 	if err := c.credentialsShape(s, cc); err != nil {
 		return err
 	}
@@ -173,7 +175,9 @@ func (c *Client) SignInClientCredentials(ctx context.Context, s Server, cc Clien
 // the IdP; Protocol ReasonTokenExchangeInvalid for any other answer that is
 // not 200 with an ID-JAG; then those of Client.tokenRequest, fillToken and
 // the store. Safe for concurrent use.
-func (c *Client) SignInEnterpriseManaged(ctx context.Context, s Server, x EnterpriseManaged) error {
+func (c *Client) SignInEnterpriseManaged(ctx context.Context, s Server, x EnterpriseManaged) (err error) {
+	ctx, end := c.step(ctx, StepSignIn)
+	defer func() { end(err) }()
 	if x.SubjectToken == "" {
 		return refuse(refusal.Config, ReasonCrossAppInvalid, s.ID, "")
 	}

@@ -132,6 +132,51 @@ type Options struct {
 	// credential is never used for an https one, nor the reverse. false
 	// (the default) means https everywhere.
 	AllowLoopbackHTTP bool
+	// Step, when not nil, is told as a step of this Client begins:
+	// StepSignIn (a sign-in, from its discovery to its tokens stored or
+	// its failure) and StepRefresh (a credential's renewal, from the
+	// refresh lock to the renewed credential or the refusal). The step
+	// runs under the context Step returns (derived from the one it was
+	// given), and the func Step returns is called exactly once with the
+	// step's outcome: nil, or the *refusal.Error the caller gets. Step is
+	// for tracing: it is called on the caller's goroutine, must return
+	// quickly, and sees no URL, token, code, header or secret. nil (the
+	// default) costs nothing.
+	Step func(ctx context.Context, step string) (context.Context, func(error))
+}
+
+// The steps Options.Step is told of.
+const (
+	// StepSignIn is a sign-in: SignInWith, SignInWithOptions,
+	// SignInClientCredentials, SignInEnterpriseManaged,
+	// SignInWorkloadIdentity, or a SignIn from BeginSignIn or
+	// BeginSignInWithOptions, which ends when its redirect's outcome is
+	// known, when Wait ends without one inside SignInWith, or at Close
+	// (Transient "canceled" then).
+	StepSignIn = "sign_in"
+	// StepRefresh is the renewal of an expired credential (a refresh
+	// token, or the client credentials or workload grant again), once
+	// per renewal across the goroutines that wait for it.
+	StepRefresh = "refresh"
+)
+
+// noStep is the end of a step nobody watches.
+func noStep(error) {}
+
+// step begins step: Options.Step's context and end, or ctx and noStep
+// when there is no Step.
+func (c *Client) step(ctx context.Context, step string) (context.Context, func(error)) {
+	if c.stepFn == nil {
+		return ctx, noStep
+	}
+	sctx, end := c.stepFn(ctx, step)
+	if sctx == nil {
+		sctx = ctx
+	}
+	if end == nil {
+		end = noStep
+	}
+	return sctx, end
 }
 
 // Client is the OAuth client of one deployment. It is safe for concurrent
@@ -148,6 +193,7 @@ type Client struct {
 	timeout     time.Duration
 	appType     string
 	urls        urlRule
+	stepFn      func(ctx context.Context, step string) (context.Context, func(error))
 
 	nonces nonceCache // DPoP nonces of authorization servers, by origin
 	keys   keyCache   // parsed proof keys, by thumbprint
@@ -185,6 +231,7 @@ func New(opts Options) (*Client, error) {
 		timeout:     opts.RequestTimeout,
 		appType:     opts.ApplicationType,
 		urls:        urlRule{loopbackHTTP: opts.AllowLoopbackHTTP},
+		stepFn:      opts.Step,
 		cache:       map[string]cached{},
 		evidence:    map[string]evidence{},
 	}

@@ -56,8 +56,11 @@ import (
 //     ending, ...) is returned as is, credential kept.
 //
 // Load and save failures are load's and save's refusals. The lock is
-// always released. Safe for concurrent use.
-func (c *Client) refresh(ctx context.Context, rec *record) (*record, error) {
+// always released. It is one StepRefresh (Options.Step). Safe for
+// concurrent use.
+func (c *Client) refresh(ctx context.Context, rec *record) (_ *record, err error) {
+	ctx, end := c.step(ctx, StepRefresh)
+	defer func() { end(err) }()
 	server := rec.Server
 	lctx, cancel := context.WithTimeout(ctx, c.lockTimeout)
 	defer cancel()

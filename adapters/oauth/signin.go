@@ -89,6 +89,19 @@ type SignIn struct {
 	closedCh chan struct{}  // closed by Close
 	done     chan struct{}  // closed once the accepted redirect's outcome is known
 	result   error          // that outcome; written before done is closed
+
+	end     func(error) // the StepSignIn's end
+	endOnce sync.Once
+}
+
+// endStep ends the sign-in's StepSignIn with err, once: later calls do
+// nothing.
+func (p *SignIn) endStep(err error) {
+	p.endOnce.Do(func() {
+		if p.end != nil {
+			p.end(err)
+		}
+	})
 }
 
 // BeginSignIn is BeginSignInWithOptions with no options: a pre-registered
@@ -99,14 +112,14 @@ func (c *Client) BeginSignIn(ctx context.Context, s Server) (*SignIn, error) {
 
 // begin returns the SignIn of BeginSignInWithOptions on the open listener
 // ln with the chosen client and key (nil for Bearer tokens), and starts
-// serving ln. It cannot fail.
-func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient, key *proofKey) *SignIn {
+// serving ln; end ends its StepSignIn. It cannot fail.
+func (c *Client) begin(s Server, ep *endpoints, ln net.Listener, ch chosenClient, key *proofKey, end func(error)) *SignIn {
 	host := net.JoinHostPort(loopbackHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 	redirectURI := "http://" + host + callbackPath
 	p := &SignIn{
 		c: c, s: s, ep: ep, pk: newPKCE(), state: randomString(), clientID: ch.auth.id,
 		auth: ch.auth, save: ch.save, registered: ch.registered, key: key,
-		host: host, redirectURI: redirectURI,
+		host: host, redirectURI: redirectURI, end: end,
 		serveDone: make(chan struct{}), closedCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	p.authURL = p.authorizationURL()
@@ -238,6 +251,8 @@ func (p *SignIn) Close() error {
 		cancel()
 		<-p.serveDone
 		p.handlers.Wait()
+		// Closed before a redirect's outcome: the sign-in was abandoned.
+		p.endStep(refuse(refusal.Transient, "canceled", p.s.ID, ""))
 	})
 	return nil
 }
@@ -343,6 +358,7 @@ func (p *SignIn) accept(ctx context.Context, rawQuery string) error {
 	p.mu.Lock()
 	p.result = err
 	p.mu.Unlock()
+	p.endStep(err)
 	close(p.done)
 	return err
 }

@@ -84,6 +84,18 @@ type chosenClient struct {
 // the store. On any error no listener is left open. Safe for concurrent
 // use.
 func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInOptions) (*SignIn, error) {
+	ctx, end := c.step(ctx, StepSignIn)
+	p, err := c.beginSignIn(ctx, s, o, end)
+	if err != nil {
+		end(err)
+		return nil, err
+	}
+	return p, nil
+}
+
+// beginSignIn is BeginSignInWithOptions but for beginning its step: the
+// SignIn ends it with end.
+func (c *Client) beginSignIn(ctx context.Context, s Server, o SignInOptions, end func(error)) (*SignIn, error) {
 	port := s.CallbackPort
 	if o.CallbackPort != 0 {
 		port = o.CallbackPort
@@ -106,7 +118,7 @@ func (c *Client) BeginSignInWithOptions(ctx context.Context, s Server, o SignInO
 	if err != nil {
 		return nil, err
 	}
-	return c.begin(s, ep, ln, ch, key), nil
+	return c.begin(s, ep, ln, ch, key, end), nil
 }
 
 // signInKey returns a new proof key for a sign-in to s at ep's
@@ -138,11 +150,16 @@ func (c *Client) SignInWithOptions(ctx context.Context, s Server, o SignInOption
 	defer p.Close()
 	if err := open(p.URL()); err != nil {
 		if re := refusalOf(err); re != nil {
-			return stampServer(re, s.ID)
+			err = stampServer(re, s.ID)
+		} else {
+			err = refuse(refusal.Transient, ReasonSignInOpenFailed, s.ID, "")
 		}
-		return refuse(refusal.Transient, ReasonSignInOpenFailed, s.ID, "")
+		p.endStep(err)
+		return err
 	}
-	return p.Wait(ctx)
+	err = p.Wait(ctx)
+	p.endStep(err) // the outcome's, or how the wait ended
+	return err
 }
 
 // signInClient opens the redirect listener and chooses the client, as

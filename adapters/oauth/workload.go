@@ -267,7 +267,9 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // ReasonTokenRefused for invalid_grant, ReasonScopeRefused,
 // ReasonClientUnauthorized, ...), fillToken and the store. Safe for
 // concurrent use.
-func (c *Client) SignInWorkloadIdentity(ctx context.Context, s Server, w WorkloadIdentity) error {
+func (c *Client) SignInWorkloadIdentity(ctx context.Context, s Server, w WorkloadIdentity) (err error) {
+	ctx, end := c.step(ctx, StepSignIn)
+	defer func() { end(err) }()
 	assertion, err := workloadJWT(ctx, w, s.ID)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0
+	github.com/mcpward/mcpward/adapters/oauth v0.0.0
 	github.com/mcpward/mcpward/composition v0.0.0
 	github.com/mcpward/mcpward/conformance v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
@@ -18,11 +19,13 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/google/wire v0.7.0 // indirect
+	github.com/mcpward/mcpward/adapters/filestore v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/memstore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0 // indirect

@@ -140,3 +140,51 @@ func TestTelemetrySteps(t *testing.T) {
 	require.Contains(t, out, composition.SpanConnect, "the walk saw the steps")
 	assert.False(t, strings.Contains(out, canary), "an argument or environment value reached the telemetry")
 }
+
+// TestTelemetryApproveSpans: Host.Approve is a mcpward.approve span and
+// Host.Revoke and RevokeAll mcpward.revoke spans, INTERNAL, under the
+// caller's context, with no attribute but error.type when refused; the
+// definition's argument and environment value (a canary) are in none.
+func TestTelemetryApproveSpans(t *testing.T) {
+	rec := newRecorders(t)
+	ctx := context.Background()
+	h, cleanup, err := memory.Open(ctx, memory.Config{
+		Trust:  composition.StaticTrust(ports.WorkspaceFacts{Trusted: true, Repository: "https://example.com/r"}),
+		Config: composition.Config{TracerProvider: rec.tp}})
+	require.NoError(t, err)
+	t.Cleanup(cleanup)
+	srcs := []definition.Source{{Tier: ports.TierProject, Origin: "/w/.mcp.json", Data: []byte(`{"mcpServers": {
+		"proj": {"command": "/bin/true", "args": ["cnryapprovearg"], "env": {"K": "cnryapproveenv"}}}}`)}}
+
+	rctx, root := rec.tp.Tracer("test").Start(ctx, "host")
+	_, err = h.Approve(rctx, srcs, "proj")
+	require.NoError(t, err)
+	_, nope := h.Approve(rctx, srcs, "nope")
+	require.Error(t, nope)
+	require.NoError(t, h.Revoke(rctx, srcs, "proj"))
+	_, err = h.RevokeAll(rctx, "proj")
+	require.NoError(t, err)
+	root.End()
+
+	spans := rec.spans.Ended()
+	approves, revokes := spansNamed(spans, composition.SpanApprove), spansNamed(spans, composition.SpanRevoke)
+	require.Len(t, approves, 2)
+	require.Len(t, revokes, 2)
+	for _, s := range append(approves, revokes...) {
+		assert.Equal(t, trace.SpanKindInternal, s.SpanKind())
+		assert.Equal(t, root.SpanContext().SpanID(), s.Parent().SpanID())
+	}
+	assert.Empty(t, approves[0].Attributes())
+	assert.Equal(t, map[string]string{"error.type": composition.ReasonOf(nope)}, attrMap(approves[1].Attributes()))
+	assert.Equal(t, codes.Error, approves[1].Status().Code)
+	assert.Empty(t, revokes[0].Attributes())
+	assert.Empty(t, revokes[1].Attributes())
+	var seen strings.Builder
+	for _, s := range spans {
+		seen.WriteString(s.Name() + s.Status().Description)
+		for _, kv := range s.Attributes() {
+			seen.WriteString(string(kv.Key) + kv.Value.Emit())
+		}
+	}
+	assert.False(t, strings.Contains(seen.String(), "cnryapprove"))
+}

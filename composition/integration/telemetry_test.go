@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -346,19 +348,27 @@ func TestTelemetryCanary(t *testing.T) {
 	assert.False(t, strings.Contains(out, canary), "a secret, argument or result reached the telemetry")
 }
 
-// TestTelemetryServe: a Gateway's client requests get server spans named
-// by the same conventions, children of the trace context the client sent
-// in params._meta (SEP-414); the upstream call is a client span under the
-// server span; mcp.server.operation.duration is recorded; the client's
-// argument and the upstream's result appear in none of it.
-func TestTelemetryServe(t *testing.T) {
-	p := newTelPeer(t, "cnryserveresult")
+// serveTel serves a Gateway of a telPeer (its results carrying secret)
+// over httptest, with rec's providers.
+func serveTel(t *testing.T, secret string) (*recorders, *httptest.Server) {
+	t.Helper()
+	p := newTelPeer(t, secret)
 	rec := newRecorders(t)
 	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
 	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
 	t.Cleanup(g.Close)
 	ts := httptest.NewServer(g.HTTPHandler("", ""))
 	t.Cleanup(ts.Close)
+	return rec, ts
+}
+
+// TestTelemetryServe: a Gateway's client requests get server spans named
+// by the same conventions, children of the trace context the client sent
+// in params._meta (SEP-414); the upstream call is a client span under the
+// server span; mcp.server.operation.duration is recorded; the client's
+// argument and the upstream's result appear in none of it.
+func TestTelemetryServe(t *testing.T) {
+	rec, ts := serveTel(t, "cnryserveresult")
 
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
@@ -489,4 +499,80 @@ func telemetryText(t *testing.T, rec *recorders) string {
 		}
 	}
 	return seen.String()
+}
+
+// TestTelemetryServeSessions: mcp.server.session.duration (unit s) records
+// one point per session a client opened with initialize, when it ends,
+// with the negotiated mcp.protocol.version; a 2026-07-28 client's
+// stateless requests open no session and record none (their operations
+// are recorded as mcp.server.operation.duration); over stdio the session
+// lasts until the client hangs up.
+func TestTelemetryServeSessions(t *testing.T) {
+	rec, ts := serveTel(t, "result")
+	ctx := context.Background()
+	sessions := func() (uint64, []metricdata.HistogramDataPoint[float64], string) {
+		dps, unit := histogram(rec.collect(t), "mcp.server.session.duration")
+		var n uint64
+		for _, dp := range dps {
+			n += dp.Count
+		}
+		return n, dps, unit
+	}
+
+	modern := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, nil)
+	cs, err := modern.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion, "the SDK's default: stateless")
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	require.NoError(t, cs.Close())
+
+	legacy := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, DisableStandaloneSSE: true, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = ls.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	n, _, _ := sessions()
+	assert.Zero(t, n, "the legacy session is open, and the modern client opened none")
+	require.NoError(t, ls.Close()) // DELETE ends the session
+
+	require.Eventually(t, func() bool { n, _, _ := sessions(); return n > 0 }, 10*time.Second, 10*time.Millisecond)
+	n, dps, unit := sessions()
+	assert.Equal(t, uint64(1), n, "one session: the legacy client's")
+	assert.Equal(t, "s", unit)
+	require.Len(t, dps, 1)
+	assert.Equal(t, map[string]string{"mcp.protocol.version": "2025-11-25"}, attrMap(dps[0].Attributes.ToSlice()))
+	ops, _ := histogram(rec.collect(t), "mcp.server.operation.duration")
+	var calls uint64
+	for _, dp := range ops {
+		if m, _ := dp.Attributes.Value("mcp.method.name"); m.AsString() == "tools/call" {
+			calls += dp.Count
+		}
+	}
+	assert.Equal(t, uint64(2), calls, "both clients' calls are operations")
+
+	// Over stdio: a session from initialize to the client's hang-up.
+	p := newTelPeer(t, "result")
+	srec := newRecorders(t)
+	f := connectTel(t, srec, composition.Config{}, `{"type": "http", "url": "`+p.URL+`/mcp"}`)
+	g := f.Gateway(&composition.GatewayOptions{Server: "tel"})
+	t.Cleanup(g.Close)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- g.ServeStdio(sctx, inR, outW) }()
+	ss, err := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+		&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	_, err = ss.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	require.NoError(t, err)
+	require.NoError(t, ss.Close())
+	<-served
+	require.Eventually(t, func() bool {
+		dps, _ := histogram(srec.collect(t), "mcp.server.session.duration")
+		return len(dps) == 1 && dps[0].Count == 1
+	}, 10*time.Second, 10*time.Millisecond, "one stdio session recorded")
 }

@@ -71,6 +71,7 @@ func New(tokens ports.TokenStore, locker ports.Locker, cfg composition.Config) (
 		ApplicationType: cfg.OAuth.ApplicationType,
 
 		AllowLoopbackHTTP: cfg.OAuth.AllowLoopbackHTTP,
+		Step:              composition.OAuthSteps(cfg.TracerProvider),
 	}, cfg.OAuth.DisableDPoP)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,15 @@ type Outcome struct {
 	// ToolError reports a tools/call whose result is a tool error
 	// (isError).
 	ToolError bool
+	// ProtocolVersion is the version an initialize that succeeded
+	// negotiated, else "".
+	ProtocolVersion string
+	// SessionWait, set only for an initialize that succeeded, blocks
+	// until the session it opened ends (the client deleted it or hung up,
+	// its stdio or stream ended, its idle timeout passed). A stateless
+	// request (protocol 2026-07-28 and later) sends no initialize, so it
+	// never has one. nil otherwise.
+	SessionWait func()
 }
 
 // Observer is told of every request a client sends (notifications are
@@ -72,6 +81,12 @@ func observe(o Observer) mcp.Middleware {
 			out := Outcome{Err: err}
 			if ctr, ok := res.(*mcp.CallToolResult); ok && ctr != nil && err == nil {
 				out.ToolError = ctr.IsError
+			}
+			if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil && err == nil {
+				out.ProtocolVersion = ir.ProtocolVersion
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+					out.SessionWait = func() { _ = ss.Wait() }
+				}
 			}
 			done(out)
 			return res, err

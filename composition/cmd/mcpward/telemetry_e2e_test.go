@@ -159,3 +159,92 @@ func TestTelemetryOff(t *testing.T) {
 		})
 	}
 }
+
+// consoleSpan is a span as the console exporter writes it.
+type consoleSpan struct {
+	Name        string
+	SpanContext struct{ TraceID, SpanID string }
+	Parent      struct{ TraceID, SpanID string }
+	Attributes  []struct {
+		Key   string
+		Value struct{ Value any }
+	}
+}
+
+// consoleSpans are the spans in the console exporter's stderr.
+func consoleSpans(t *testing.T, stderr string) []consoleSpan {
+	t.Helper()
+	var spans []consoleSpan
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var s consoleSpan
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Name != "" && s.SpanContext.SpanID != "" {
+			spans = append(spans, s)
+		}
+	}
+	return spans
+}
+
+// TestTelemetryRootSpan: with OTEL_TRACES_EXPORTER=console a run is one
+// trace whose only root is the command's span ("mcpward call", its only
+// attribute mcpward.command naming the command: no argument, flag or
+// server name), every span of the library under it; stdout stays the
+// --json document of a plain run. A failed command's span carries the
+// failure's reason word as error.type.
+func TestTelemetryRootSpan(t *testing.T) {
+	plain := telemetryWorld(t).run(t, telemetryCall...)
+	require.Equal(t, 0, plain.code, plain.stderr)
+	for _, tc := range []struct {
+		label   string
+		args    []string
+		name    string
+		command string
+		errType string
+	}{
+		{"call", telemetryCall, "mcpward call", "call", ""},
+		{"tools", []string{"--json", "tools"}, "mcpward tools", "tools", ""},
+		{"failed call", []string{"--json", "call", "example", "cnry-otel-nope", "--args", `{}`}, "mcpward call", "call", "unknown_tool"},
+	} {
+		t.Run(tc.label, func(t *testing.T) {
+			w := telemetryWorld(t, "OTEL_TRACES_EXPORTER=console")
+			r := w.run(t, tc.args...)
+			if tc.errType == "" {
+				require.Equal(t, 0, r.code, r.stderr)
+			} else {
+				require.Equal(t, 1, r.code)
+			}
+			if tc.label == "call" {
+				assert.Equal(t, plain.stdout, r.stdout, "stdout stays the --json document")
+			}
+			var doc any
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), "stdout is one JSON document")
+
+			spans := consoleSpans(t, r.stderr)
+			require.NotEmpty(t, spans)
+			var roots []consoleSpan
+			for _, s := range spans {
+				if strings.Trim(s.Parent.SpanID, "0") == "" {
+					roots = append(roots, s)
+				}
+			}
+			require.Len(t, roots, 1, "one root")
+			root := roots[0]
+			assert.Equal(t, tc.name, root.Name)
+			attrs := map[string]any{}
+			for _, a := range root.Attributes {
+				attrs[a.Key] = a.Value.Value
+			}
+			want := map[string]any{"mcpward.command": tc.command}
+			if tc.errType != "" {
+				want["error.type"] = tc.errType
+			}
+			assert.Equal(t, want, attrs)
+			assert.Greater(t, len(spans), 1, "the library's spans too")
+			for _, s := range spans {
+				assert.Equal(t, root.SpanContext.TraceID, s.SpanContext.TraceID, "%s is in the command's trace", s.Name)
+			}
+			assert.False(t, strings.Contains(r.stderr, "cnry"), "no secret, argument or result in the telemetry on stderr")
+		})
+	}
+}

@@ -13,7 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpward/mcpward/composition/internal/gitrepo"
 )
+
+// maxGitConfigBytes bounds a git config file read.
+const maxGitConfigBytes = 1 << 20
 
 // Whether git tracks a file is read from the repository's index file
 // (.git/index), never by running git: running git in a repository someone
@@ -252,7 +257,7 @@ func gitTracks(root, gitDir string, paths []string) (map[string]bool, error) {
 		return strings.HasSuffix(name, "/") // a sparse directory entry
 	}
 	hashLen := 20
-	if objectFormat(gitConfigPath(gitDir)) == "sha256" {
+	if objectFormat(gitrepo.ConfigPath(gitDir)) == "sha256" {
 		hashLen = 32
 	}
 	read := func(path string) (*gitIndex, error) {
@@ -287,7 +292,7 @@ func gitTracks(root, gitDir string, paths []string) (map[string]bool, error) {
 		name := "sharedindex." + ix.shared
 		sh, err := read(filepath.Join(gitDir, name))
 		if err != nil {
-			sh, err = read(filepath.Join(filepath.Dir(gitConfigPath(gitDir)), name))
+			sh, err = read(filepath.Join(filepath.Dir(gitrepo.ConfigPath(gitDir)), name))
 		}
 		if err != nil {
 			return nil, errIndex

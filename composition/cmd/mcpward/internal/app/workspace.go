@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpward/mcpward/composition"
+	"github.com/mcpward/mcpward/composition/internal/gitrepo"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -63,7 +64,7 @@ func WorkspaceRoot(cwd string) string {
 // .mcp.json outside git ("" for no bound).
 func newWorkspace(cwd, home, stateDir string, trusted bool) *Workspace {
 	w := &Workspace{Trusted: trusted}
-	if root, gitDir, ok := findGit(cwd); ok {
+	if root, gitDir, ok := gitrepo.Find(cwd); ok {
 		w.Root, w.RootFrom, w.gitDir = root, RootGit, gitDir
 	} else {
 		w.Root, w.RootFrom = cwd, RootCwd
@@ -152,54 +153,4 @@ func projectFile(cwd, root string) string {
 			return filepath.Join(root, ProjectFileName)
 		}
 	}
-}
-
-// maxGitConfigBytes bounds a git config file read; maxGitLinkBytes a
-// .git file or a commondir file.
-const (
-	maxGitConfigBytes = 1 << 20
-	maxGitLinkBytes   = 4 << 10
-)
-
-// findGit walks up from dir to the nearest directory holding .git and
-// returns it with its git directory (following a "gitdir:" file).
-func findGit(dir string) (root, gitDir string, ok bool) {
-	for d := dir; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, ".git")
-		fi, err := os.Stat(p)
-		if err == nil {
-			if fi.IsDir() {
-				return d, p, true
-			}
-			if data, err := ReadRegular(p, maxGitLinkBytes); err == nil {
-				if g, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:"); found {
-					g = strings.TrimSpace(g)
-					if !filepath.IsAbs(g) {
-						g = filepath.Join(d, g)
-					}
-					return d, filepath.Clean(g), true
-				}
-			}
-			return d, "", true
-		}
-		if filepath.Dir(d) == d {
-			return "", "", false
-		}
-	}
-}
-
-// gitConfigPath returns the config file of a git directory, following
-// "commondir" for a linked worktree.
-func gitConfigPath(gitDir string) string {
-	if gitDir == "" {
-		return ""
-	}
-	if data, err := ReadRegular(filepath.Join(gitDir, "commondir"), maxGitLinkBytes); err == nil {
-		c := strings.TrimSpace(string(data))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		return filepath.Join(c, "config")
-	}
-	return filepath.Join(gitDir, "config")
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
@@ -22,6 +24,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpward/mcpward/composition"
 )
 
 // ShutdownBound bounds how long Providers.Shutdown waits for the
@@ -216,4 +220,32 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// AttrCommand is the attribute of a command's root span naming the
+// command ("list", "egress check"): never an argument or a flag.
+const AttrCommand = "mcpward.command"
+
+// StartCommand starts the span of one run of the CLI command whose path is
+// path ("mcpward list"), named path, INTERNAL, with AttrCommand the path
+// after "mcpward" as its only attribute: the root of the run's trace (the
+// library's spans are its children, through the returned context). The
+// returned func ends it, with error.type (composition.ErrorType: a
+// reason word, else "_OTHER") and an Error status when err is not nil.
+// With a nil tp it returns ctx and a func that does nothing.
+func StartCommand(ctx context.Context, tp trace.TracerProvider, path string) (context.Context, func(err error)) {
+	if tp == nil {
+		return ctx, func(error) {}
+	}
+	name := strings.TrimSpace(strings.TrimPrefix(path, "mcpward"))
+	ctx, span := tp.Tracer(composition.TelemetryScope+"/cmd/mcpward", trace.WithSchemaURL(semconv.SchemaURL)).
+		Start(ctx, path, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(AttrCommand, name)))
+	return ctx, func(err error) {
+		if err != nil {
+			et := composition.ErrorType(err)
+			span.SetAttributes(semconv.ErrorTypeKey.String(et))
+			span.SetStatus(codes.Error, et)
+		}
+		span.End()
+	}
 }

@@ -3,12 +3,18 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpward/mcpward/core/refusal"
 )
 
 func env(kv ...string) func(string) (string, bool) {
@@ -79,4 +85,43 @@ func TestNewConsole(t *testing.T) {
 	require.NoError(t, p.Shutdown(context.Background()))
 	assert.Contains(t, stderr.String(), `"Name":"tools/call x"`)
 	assert.Contains(t, stderr.String(), `"service.name"`)
+}
+
+// TestStartCommand: no provider, no span and the context unchanged; with
+// one, an INTERNAL span named by the command path whose only attribute
+// names the command, plus error.type (a reason word, or _OTHER for an
+// error's text) when the command failed.
+func TestStartCommand(t *testing.T) {
+	ctx := context.Background()
+	got, end := StartCommand(ctx, nil, "mcpward list")
+	assert.Equal(t, ctx, got)
+	end(errors.New("nothing recorded"))
+
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	for _, tc := range []struct {
+		path string
+		err  error
+		want map[string]string
+	}{
+		{"mcpward list", nil, map[string]string{AttrCommand: "list"}},
+		{"mcpward egress check", refusal.New(refusal.Refused, "egress_refused", "s"), map[string]string{AttrCommand: "egress check", "error.type": "egress_refused"}},
+		{"mcpward", errors.New("unknown command cnry-typed"), map[string]string{AttrCommand: "", "error.type": "_OTHER"}},
+	} {
+		sctx, end := StartCommand(ctx, tp, tc.path)
+		require.True(t, trace.SpanContextFromContext(sctx).IsValid(), "the library's spans get a parent")
+		end(tc.err)
+		spans := rec.Ended()
+		s := spans[len(spans)-1]
+		assert.Equal(t, tc.path, s.Name())
+		assert.Equal(t, trace.SpanKindInternal, s.SpanKind())
+		assert.False(t, s.Parent().IsValid(), "a root")
+		attrs := map[string]string{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		assert.Equal(t, tc.want, attrs)
+		assert.NotContains(t, s.Status().Description, "cnry")
+	}
 }

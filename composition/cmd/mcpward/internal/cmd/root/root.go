@@ -34,6 +34,7 @@ import (
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmd/tools"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/cmdutil"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/jsonout"
+	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/telemetry"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/termsafe"
 	"github.com/mcpward/mcpward/composition/cmd/mcpward/internal/view"
 )
@@ -152,9 +153,24 @@ func Main(ctx context.Context, f *cmdutil.Factory, args []string, version string
 	}
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
+	// The run's root span (OTEL_* on): named by the command, never its
+	// arguments; the fleet's closing is inside it.
+	ctx, end := telemetry.StartCommand(ctx, f.Env.TracerProvider, commandPath(root, args))
 	cmd, err := root.ExecuteContextC(ctx)
 	f.Close()
+	end(err)
 	return Report(f, cmd, err)
+}
+
+// commandPath is the path of the command args run ("mcpward list"), or
+// "mcpward" when they name none: only names of the command tree, never
+// what was typed.
+func commandPath(root *cobra.Command, args []string) string {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil {
+		return root.Name()
+	}
+	return c.CommandPath()
 }
 
 // Report prints err (unless already reported) and returns its exit code.

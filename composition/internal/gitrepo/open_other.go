@@ -1,9 +1,9 @@
 //go:build !unix
 
-package composition
+package gitrepo
 
 import "os"
 
-// openNonBlocking opens path for reading (readRegular checked its type
+// openNonBlocking opens path for reading (ReadRegular checked its type
 // first).
 func openNonBlocking(path string) (*os.File, error) { return os.Open(path) }

@@ -576,3 +576,64 @@ func TestTelemetryServeSessions(t *testing.T) {
 		return len(dps) == 1 && dps[0].Count == 1
 	}, 10*time.Second, 10*time.Millisecond, "one stdio session recorded")
 }
+
+// TestTelemetryNoSessionID: the invariant behind leaving semconv's
+// mcp.session.id out. A legacy session's Mcp-Session-Id is a header value
+// that carries the session (whoever holds it speaks as this client), and no
+// header value becomes telemetry. A legacy-only peer (server/discover
+// answered "method not found", so the session falls back to initialize)
+// hands out a session id; no span, event or metric of the session carries
+// it.
+func TestTelemetryNoSessionID(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tel", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var ids []string
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "read", http.StatusBadRequest)
+				return
+			}
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, msg.ID)
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+		}
+		h.ServeHTTP(w, r)
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			mu.Lock()
+			ids = append(ids, id)
+			mu.Unlock()
+		}
+	}))
+	t.Cleanup(peer.Close)
+
+	rec := newRecorders(t)
+	f := connectTel(t, rec, composition.Config{}, `{"type": "http", "url": "`+peer.URL+`/mcp"}`)
+	require.NotEqual(t, "2026-07-28", f.Servers()[0].ProtocolVersion, "the peer speaks only the legacy era")
+	_, err := f.CallServerTool(context.Background(), "tel", "echo", json.RawMessage(`{}`))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, ids, "the peer handed out a session id")
+	out := telemetryText(t, rec)
+	require.Contains(t, out, "tools/call echo", "the walk saw the spans")
+	for _, id := range ids {
+		// Not require.NotContains: its message would print the telemetry.
+		assert.False(t, strings.Contains(out, id), "the session id reached the telemetry")
+	}
+	assert.False(t, strings.Contains(out, "mcp.session.id"), "mcp.session.id is never recorded")
+}

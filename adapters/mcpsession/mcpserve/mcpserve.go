@@ -194,7 +194,8 @@ type Server struct {
 	logsDropped int             // under mu
 	logsDone    chan struct{}
 
-	in *inputs // multi round-trip calls (mrtr.go)
+	in   *inputs // multi round-trip calls (mrtr.go)
+	seal *sealer // rounds handed on (handon.go)
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
 
@@ -236,7 +237,7 @@ func New(b Backend, opts *Options) *Server {
 		tools: map[string]offered{}, prompts: map[string]offered{}, resources: map[string]string{},
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
 		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
-		stdio: o.StdioTransport}
+		seal: newSealer(nil), stdio: o.StdioTransport}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
@@ -769,9 +770,16 @@ func (s *Server) promptHandler(name string, args map[string]string) mcp.PromptHa
 				in[k] = v
 			}
 		}
+		ctx, round, server, err := s.promptRound(ctx, name, req)
+		if err != nil {
+			return nil, err
+		}
 		r, err := s.b.GetPrompt(ctx, name, in)
 		if err != nil {
 			return nil, err
+		}
+		if round != nil && round.Requests != nil {
+			return s.handedPrompt(req.Session, round, server, name)
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {

@@ -49,20 +49,19 @@ var serveModernKnown = map[string]string{
 	// result, not as its own -32021 (declaring sampling would not help
 	// the client: it is never offered to a server).
 	"server-stateless": "sampling is never offered to the servers (the upstream's -32021 comes back as the call's error result)",
-	// Over HTTP serve offers the servers no elicitation, roots or
-	// sampling (elicitation over stdio only; roots and sampling never), so
-	// the upstream's input_required questions are refused by the client
-	// side rather than handed on.
-	"input-required-result-basic-elicitation":       "no elicitation offered over HTTP",
-	"input-required-result-basic-sampling":          "sampling is never offered to the servers",
-	"input-required-result-basic-list-roots":        "roots are not offered to the servers by serve",
-	"input-required-result-request-state":           "no elicitation offered over HTTP",
-	"input-required-result-multiple-input-requests": "no elicitation offered over HTTP",
-	"input-required-result-multi-round":             "no elicitation offered over HTTP",
-	"input-required-result-non-tool-request":        "no elicitation offered over HTTP",
-	"input-required-result-result-type":             "no elicitation offered over HTTP",
-	"input-required-result-tampered-state":          "no elicitation offered over HTTP",
-	"input-required-result-capability-check":        "sampling is never offered to the servers",
+	// An upstream's input_required questions are handed on to the client
+	// that sent the request (its own input_required result, the
+	// upstream's request state sealed inside serve's), elicitation and
+	// roots when the client declared them; sampling never: the session
+	// refuses it by name (sampling_refused), so a round that asks for it
+	// (alone or beside other questions) ends with that error result.
+	"input-required-result-basic-sampling":          "sampling is never offered to the servers (sampling_refused)",
+	"input-required-result-multiple-input-requests": "the round asks for sampling beside elicitation and roots (sampling_refused)",
+	// The upstream sees mcpward's capabilities, not the client's (one
+	// session serves every client): it asks for elicitation, which this
+	// client did not declare (input_unavailable), and mcpward never
+	// declares sampling.
+	"input-required-result-capability-check": "the upstream sees mcpward's capabilities, not the client's; sampling is never offered",
 	// Pending scenarios: serve offers the catalog's narrowed input schema
 	// (2020-12 keywords, $defs, composition and x-mcp-header annotations
 	// left out), as in the legacy table.

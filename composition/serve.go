@@ -323,7 +323,8 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 				}
 				spec := t.Spec()
 				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Title: spec.Title, Description: spec.Description,
-					InputSchema: spec.InputSchema, OutputSchema: spec.OutputSchema, Annotations: annotationsJSON(spec.Annotations)})
+					InputSchema: spec.InputSchema, ServerInputSchema: spec.ServerInputSchema, OutputSchema: spec.OutputSchema,
+					Annotations: annotationsJSON(spec.Annotations)})
 				routes[name] = route{server: c.Server, tool: t.NameOnServer()}
 			}
 			for _, p := range c.Prompts {

@@ -52,8 +52,20 @@ type Tool struct {
 	Title       string
 	Description string
 	// InputSchema must be a JSON object with "type": "object"; a tool
-	// whose schema is not is left out.
+	// whose schema is not is left out. It is what the Backend validates
+	// arguments against (the narrowed schema).
 	InputSchema json.RawMessage
+	// ServerInputSchema, when it is a JSON object with "type": "object",
+	// is offered to clients in place of InputSchema: the schema as the
+	// server wrote it (JSON Schema 2020-12 keywords, $defs, composition,
+	// x-mcp-header annotations), bounded by whoever built it (the
+	// catalog). It is registered as raw JSON: nothing in it is resolved
+	// or dereferenced, a $ref is never fetched. Its x-mcp-header
+	// annotations are checked as the SDK registers the tool (when they
+	// break its rules, InputSchema is offered instead) and, over HTTP, each
+	// Mcp-Param header a client sends is checked against the arguments.
+	// Empty, or not an object schema: InputSchema is offered.
+	ServerInputSchema json.RawMessage
 	// OutputSchema, when not empty, must be a JSON object.
 	OutputSchema json.RawMessage
 	// Annotations, when not empty, are the tool's annotations as JSON
@@ -484,7 +496,7 @@ func (s *Server) syncTools(tools []Tool) {
 		if want[t.Name] {
 			continue
 		}
-		key := fmt.Sprintf("%q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Name)
+		key := fmt.Sprintf("%q %q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.ServerInputSchema, t.OutputSchema, t.Annotations, t.Name)
 		name := s.text.line(t.Name)
 		if other, dup := taken[name]; dup && other != t.Name {
 			s.skipped++
@@ -502,6 +514,14 @@ func (s *Server) syncTools(tools []Tool) {
 				s.srv.RemoveTools(old.name)
 			}
 			err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
+			if err != nil && len(t.ServerInputSchema) > 0 {
+				// The SDK refused the schema as written (its
+				// x-mcp-header rules): the narrowed one is offered.
+				t.ServerInputSchema = nil
+				if mt, err = s.sdkTool(t, name); err == nil {
+					err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
+				}
+			}
 		}
 		if err != nil {
 			s.skipped++
@@ -648,8 +668,15 @@ func (s *Server) sdkTool(t Tool, name string) (*mcp.Tool, error) {
 	if err := json.Unmarshal(t.InputSchema, &in); err != nil || in == nil || in["type"] != "object" {
 		return nil, fmt.Errorf("mcpserve: the input schema is not an object schema")
 	}
+	offeredSchema := t.InputSchema
+	if len(t.ServerInputSchema) > 0 {
+		var written map[string]any
+		if json.Unmarshal(t.ServerInputSchema, &written) == nil && written["type"] == "object" {
+			offeredSchema = t.ServerInputSchema
+		}
+	}
 	x := s.text
-	mt := &mcp.Tool{Name: name, Title: x.line(t.Title), Description: x.desc(t.Description), InputSchema: x.schema(t.InputSchema)}
+	mt := &mcp.Tool{Name: name, Title: x.line(t.Title), Description: x.desc(t.Description), InputSchema: x.schema(offeredSchema)}
 	if len(t.OutputSchema) > 0 {
 		var out map[string]any
 		if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out == nil {

@@ -22,11 +22,6 @@ import (
 // serveConformanceKnown are the server scenarios that pass against the
 // go-sdk everything-server alone but not through mcpward serve, and why.
 var serveConformanceKnown = map[string]string{
-	// A pending scenario: it wants the tool's input schema exactly as the
-	// server wrote it; serve offers the catalog's narrowed schema, which
-	// leaves out keywords without validation meaning ($schema, $defs) and
-	// replaces a $ref by an accepts-anything node.
-	"json-schema-2020-12": "serve offers the narrowed input schema ($schema and $defs left out)",
 	// mcpward never offers sampling to a server (sampling/createMessage:
 	// method not found).
 	"tools-call-sampling": "sampling is never offered to the servers",
@@ -62,11 +57,6 @@ var serveModernKnown = map[string]string{
 	// client did not declare (input_unavailable), and mcpward never
 	// declares sampling.
 	"input-required-result-capability-check": "the upstream sees mcpward's capabilities, not the client's; sampling is never offered",
-	// Pending scenarios: serve offers the catalog's narrowed input schema
-	// (2020-12 keywords, $defs, composition and x-mcp-header annotations
-	// left out), as in the legacy table.
-	"json-schema-2020-12":                  "serve offers the narrowed input schema",
-	"http-custom-header-server-validation": "the narrowed schema carries no x-mcp-header annotation, so no tool is testable",
 }
 
 // scenarioRE matches a scenario's line of the conformance runner's output.
@@ -233,7 +223,8 @@ func TestServeOfficialConformance(t *testing.T) {
 		}
 	}
 	t.Logf("2026-07-28: %d scenarios pass alone, %d of them through mcpward serve as alone", aloneM, passedM)
-	for _, name := range []string{"server-stateless", "caching", "sep-2164-resource-not-found", "tools-call-simple-text"} {
+	for _, name := range []string{"server-stateless", "caching", "sep-2164-resource-not-found", "tools-call-simple-text",
+		"input-required-result-tampered-state", "json-schema-2020-12", "http-custom-header-server-validation"} {
 		assert.Contains(t, gotM, name, "the 2026-07-28 run has %s", name)
 	}
 	assert.True(t, gotM["caching"], "caching hints through serve")

@@ -122,6 +122,8 @@ type Gateway struct {
 	mu     sync.Mutex
 	routes map[string]route // offered name → where calls go
 
+	clock catalogClock // when each catalog was first seen (serve_cache.go)
+
 	ready     chan struct{} // closed when the startup wait is over
 	stopReady context.CancelFunc
 	reconnect time.Duration // GatewayOptions.ReconnectWait
@@ -310,6 +312,7 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 	cat := mcpserve.Catalog{Changed: gen.Changed}
 	routes := map[string]route{}
 	if gen.Set != nil {
+		g.clock.observe(gen.Set.Catalogs(), g.now())
 		for _, c := range gen.Set.Catalogs() {
 			if g.only != "" && c.Server != g.only {
 				continue

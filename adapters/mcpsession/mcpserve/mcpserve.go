@@ -273,13 +273,10 @@ func New(b Backend, opts *Options) *Server {
 		CompletionHandler: func(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return complete(ctx, b, r)
 		},
-		// Caching hints (protocol 2026-07-28 and later): every list and
-		// read is stale at once and the requesting user's alone. The live
-		// set changes whenever a server connects, reconnects or changes
-		// its lists, which a client learns of by list_changed: any
-		// positive ttlMs could outlive a change the Server knows about.
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs, c.CacheScope = 0, "private"
+		// Caching hints (protocol 2026-07-28 and later): the Backend's
+		// (CacheHints), or stale at once and the requesting user's alone.
+		SetCacheable: func(_ context.Context, r mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = cacheHint(b, r)
 		},
 	})
 	if o.Ready != nil {

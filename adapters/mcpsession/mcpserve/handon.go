@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,4 +205,88 @@ func (s *Server) handedPrompt(sess *mcp.ServerSession, round *ports.InputRound, 
 		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: refused}
 	}
 	return &mcp.GetPromptResult{InputRequests: reqs, RequestState: tok}, nil
+}
+
+// A client before 2026-07-28 cannot take an input_required result. When
+// an upstream of the modern era asks during such a client's tools/call
+// or prompts/get, serve puts each question to that client itself, on the
+// session whose request caused it (elicitation/create, roots/list: the
+// SDK sends them on that request's own stream over HTTP), and sends the
+// answers to the upstream with its state echoed, at most maxLegacyRounds
+// times. A question the client did not declare it can take ends the
+// request by name (input_unavailable), as for a modern client.
+
+// maxLegacyRounds bounds the requests serve sends after the first for a
+// legacy client (the bound a session puts on its own rounds).
+const maxLegacyRounds = 8
+
+// ReasonInputRoundsExceeded is the reason word of the error of a request
+// whose upstream asked more than maxLegacyRounds times in a row.
+const ReasonInputRoundsExceeded = "input_rounds_exceeded"
+
+// legacyRounds runs do (one upstream request carrying the round) until
+// the upstream answers, putting each round's questions to sess's client.
+// It returns the text of the refusal that ended the request, or do's
+// error.
+func (s *Server) legacyRounds(ctx context.Context, sess *mcp.ServerSession, do func(context.Context, *ports.InputRound) error) (string, error) {
+	round := &ports.InputRound{}
+	for n := 0; ; n++ {
+		if err := do(ports.WithInputRound(ctx, round), round); err != nil {
+			return "", err
+		}
+		if round.Requests == nil {
+			return "", nil
+		}
+		if n >= maxLegacyRounds {
+			return "mcpward: the server asked for input too many times (" + ReasonInputRoundsExceeded + ")", nil
+		}
+		answers, refused := s.askLegacy(ctx, sess, round.Requests)
+		if refused != "" {
+			return refused, nil
+		}
+		round = &ports.InputRound{Responses: answers, State: round.NextState}
+	}
+}
+
+// askLegacy puts reqs to sess's client one at a time, in key order, and
+// returns its answers, or the text of the refusal.
+func (s *Server) askLegacy(ctx context.Context, sess *mcp.ServerSession, reqs map[string]ports.InputRequest) (map[string]ports.InputResponse, string) {
+	unavailable := "mcpward: the server asked for input this client did not declare it can give (" + ReasonInputUnavailable + ")"
+	if sess == nil {
+		return nil, unavailable
+	}
+	var caps *mcp.ClientCapabilities
+	if ip := sess.InitializeParams(); ip != nil {
+		caps = ip.Capabilities
+	}
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make(map[string]ports.InputResponse, len(reqs))
+	for _, k := range keys {
+		q := reqs[k]
+		switch {
+		case q.Kind == ports.InputElicit && q.Elicit != nil && elicits(caps, q.Elicit.Mode):
+			res, err := sess.Elicit(ctx, elicitParams(*q.Elicit))
+			if err != nil || res == nil {
+				return nil, "mcpward: the client's answer could not be had (elicitation_failed)"
+			}
+			a := inputResponses(mcp.InputResponseMap{k: res})[k]
+			if a.Elicit == nil {
+				return nil, "mcpward: the client's answer could not be had (elicitation_failed)"
+			}
+			out[k] = a
+		case q.Kind == ports.InputRoots && caps != nil && (caps.RootsV2 != nil || caps.Roots.ListChanged):
+			res, err := sess.ListRoots(ctx, nil)
+			if err != nil || res == nil {
+				return nil, "mcpward: the client's roots could not be had (roots_failed)"
+			}
+			out[k] = inputResponses(mcp.InputResponseMap{k: res})[k]
+		default:
+			return nil, unavailable
+		}
+	}
+	return out, ""
 }

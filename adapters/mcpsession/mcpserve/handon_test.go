@@ -56,7 +56,7 @@ func (u *upstreamRounds) call(ctx context.Context, _ string, _ json.RawMessage) 
 	case r.State == "round=1\x00\xff" && r.Responses["step1"].Elicit != nil:
 		name, _ := r.Responses["step1"].Elicit.Content["name"].(string)
 		r.Requests, r.NextState = map[string]ports.InputRequest{"client_roots": {Kind: ports.InputRoots}}, "round=2;name="+name
-	case strings.HasPrefix(r.State, "round=2;name=") && r.Responses["client_roots"].Roots != nil:
+	case strings.HasPrefix(r.State, "round=2;name=") && len(r.Responses["client_roots"].Roots) > 0:
 		text := strings.TrimPrefix(r.State, "round=2;name=") + " " + r.Responses["client_roots"].Roots[0].URI
 		b, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
 		return ports.ToolResult{Content: b}, nil
@@ -227,4 +227,73 @@ func TestHandOnRefusals(t *testing.T) {
 	_, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "multi", RequestState: state, InputResponses: answer})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), ReasonStateInvalid)
+}
+
+// TestHandOnLegacyClient: a client before 2026-07-28 gets each question
+// of a modern upstream's rounds as elicitation/create and roots/list on
+// its own session (the one whose call caused it), and the upstream its
+// answers with its state echoed; the final result is the upstream's. A
+// question the client did not declare it can take ends the call by name,
+// and an upstream that asks forever is stopped after maxLegacyRounds.
+func TestHandOnLegacyClient(t *testing.T) {
+	s, u := newUpstreamRounds(t, nil)
+	var asked []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, r.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+		}})
+	client.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ss, err := s.srv.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "multi"})
+	require.NoError(t, err)
+	assert.False(t, r.IsError, resultText(r))
+	assert.Equal(t, "Ann file:///work", resultText(r))
+	assert.Equal(t, []string{"your name?"}, asked)
+	sent := u.rounds()
+	require.Len(t, sent, 3)
+	assert.Equal(t, []string{"", "round=1\x00\xff", "round=2;name=Ann"}, []string{sent[0].State, sent[1].State, sent[2].State})
+
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "prompt"})
+	require.NoError(t, err)
+	require.Len(t, p.Messages, 1)
+	assert.Equal(t, "context Ann", p.Messages[0].Content.(*mcp.TextContent).Text)
+
+	// No roots declared: the second round ends the call.
+	bare := connectAt(t, s, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bob"}}, nil
+	}, Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	r, err = bare.CallTool(ctx, &mcp.CallToolParams{Name: "multi"})
+	require.NoError(t, err)
+	assert.True(t, r.IsError)
+	assert.Contains(t, resultText(r), ReasonInputUnavailable)
+
+	// An upstream that asks forever.
+	fb := newFake(Catalog{Tools: []Tool{{Name: "loop", InputSchema: objSchema}}})
+	calls := 0
+	fb.call = func(ctx context.Context, _ string, _ json.RawMessage) (ports.ToolResult, error) {
+		calls++
+		r := ports.InputRoundOf(ctx)
+		r.Requests, r.NextState = map[string]ports.InputRequest{"q": {Kind: ports.InputElicit, Elicit: &nameForm}}, "again"
+		return ports.ToolResult{Content: json.RawMessage(`[]`), IsError: true}, nil
+	}
+	ls := New(fb, nil)
+	t.Cleanup(ls.Close)
+	lc := connectAt(t, ls, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	r, err = lc.CallTool(ctx, &mcp.CallToolParams{Name: "loop"})
+	require.NoError(t, err)
+	assert.True(t, r.IsError)
+	assert.Contains(t, resultText(r), ReasonInputRoundsExceeded)
+	assert.Equal(t, 1+maxLegacyRounds, calls)
 }

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpward/mcpward/ports"
@@ -714,9 +715,18 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if multiRound(req) {
 			return s.callRounds(ctx, name, args, req)
 		}
-		r, err := s.b.CallTool(ctx, name, args)
-		if err != nil {
+		// A client before 2026-07-28: an upstream's rounds are put to it
+		// on this session (handon.go).
+		var r ports.ToolResult
+		refused, err := s.legacyRounds(ctx, req.Session, func(ctx context.Context, _ *ports.InputRound) (err error) {
+			r, err = s.b.CallTool(ctx, name, args)
+			return err
+		})
+		switch {
+		case err != nil:
 			return errorResult(err.Error()), nil
+		case refused != "":
+			return errorResult(refused), nil
 		}
 		return toResult(r), nil
 	}
@@ -798,12 +808,27 @@ func (s *Server) promptHandler(name string, args map[string]string) mcp.PromptHa
 		if err != nil {
 			return nil, err
 		}
-		r, err := s.b.GetPrompt(ctx, name, in)
-		if err != nil {
-			return nil, err
-		}
-		if round != nil && round.Requests != nil {
-			return s.handedPrompt(req.Session, round, server, name)
+		var r ports.PromptResult
+		if round == nil {
+			// A client before 2026-07-28: an upstream's rounds are put
+			// to it on this session (handon.go).
+			refused, err := s.legacyRounds(ctx, req.Session, func(ctx context.Context, _ *ports.InputRound) (err error) {
+				r, err = s.b.GetPrompt(ctx, name, in)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			if refused != "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: refused}
+			}
+		} else {
+			if r, err = s.b.GetPrompt(ctx, name, in); err != nil {
+				return nil, err
+			}
+			if round.Requests != nil {
+				return s.handedPrompt(req.Session, round, server, name)
+			}
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {

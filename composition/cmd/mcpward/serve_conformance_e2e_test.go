@@ -25,12 +25,18 @@ var serveConformanceKnown = map[string]string{
 	// mcpward never offers sampling to a server (sampling/createMessage:
 	// method not found).
 	"tools-call-sampling": "sampling is never offered to the servers",
-	// Over HTTP serve offers the servers no elicitation: several client
-	// sessions may be connected and a question could not be routed to the
-	// one that caused it (over stdio it is forwarded).
-	"tools-call-elicitation":       "no elicitation offered over HTTP",
-	"elicitation-sep1034-defaults": "no elicitation offered over HTTP",
-	"elicitation-sep1330-enums":    "no elicitation offered over HTTP",
+	// The everything-server's tools of these scenarios ask with
+	// elicitation/create during the call. mcpward reaches it in the
+	// 2026-07-28 era (it speaks both; mcpward asks the newest first), where
+	// a server may not send a request while it serves one (its SDK refuses
+	// to: "return an InputRequests map instead"), so the question never
+	// leaves the upstream. Its input_required tools reach a legacy client
+	// through serve (TestServeHTTPModernRounds); a legacy-era upstream's
+	// elicitation/create reaches a stdio client only: over HTTP it cannot be
+	// tied to the session whose call caused it.
+	"tools-call-elicitation":       "the upstream, in the 2026-07-28 era, cannot send elicitation/create during a call",
+	"elicitation-sep1034-defaults": "the upstream, in the 2026-07-28 era, cannot send elicitation/create during a call",
+	"elicitation-sep1330-enums":    "the upstream, in the 2026-07-28 era, cannot send elicitation/create during a call",
 }
 
 // serveModernKnown are the 2026-07-28 server scenarios (conformance-next,

@@ -80,9 +80,10 @@ func statelessAsker(t *testing.T) (string, func() []string) {
 // request state back unchanged every round (serve's state is another,
 // sealed); the final result is the upstream's. A tampered state is a
 // JSON-RPC error naming request_state_invalid, sampling is refused by
-// name, and a legacy client (a session, no rounds of its own) keeps
-// today's behaviour: serve's session has no elicitation to offer over
-// HTTP, so the upstream's question is refused by name.
+// name. A legacy client over HTTP (a session, no input_required results)
+// is asked each question itself, on the session whose call caused it
+// (two sessions, each with its own answers), or, when it declared nothing,
+// the call is refused by name.
 func TestServeHTTPModernRounds(t *testing.T) {
 	url, states := statelessAsker(t)
 	w := newWorld(t, map[string]string{
@@ -144,13 +145,30 @@ func TestServeHTTPModernRounds(t *testing.T) {
 	assert.Contains(t, je.Message, "request_state_invalid")
 	assert.Len(t, states(), n, "nothing sent upstream")
 
-	legacy := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "0"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("unused") },
-	})
-	ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	// Two legacy clients, each with a session: each one's call has its
+	// questions put to that client (elicitation/create, roots/list on the
+	// call's own stream), never to the other.
+	for _, who := range []string{"Leo", "Mia"} {
+		legacy := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "0"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": who}}, nil
+			},
+		})
+		legacy.AddRoots(&mcp.Root{URI: "file:///" + strings.ToLower(who)})
+		ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		require.NoError(t, err)
+		defer ls.Close()
+		assert.NotEmpty(t, ls.ID(), "a legacy client has its session")
+		r = call(t, ls, "mcp__up__ask", map[string]any{})
+		assert.False(t, r.IsError, text(r))
+		assert.Equal(t, who+" works in file:///"+strings.ToLower(who), text(r))
+	}
+	// A legacy client that cannot answer: refused by name.
+	mute := mcp.NewClient(&mcp.Implementation{Name: "mute", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	ns, err := mute.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
-	defer ls.Close()
-	r = call(t, ls, "mcp__up__ask", map[string]any{})
+	defer ns.Close()
+	r = call(t, ns, "mcp__up__ask", map[string]any{})
 	assert.True(t, r.IsError)
 	assert.Contains(t, text(r), "input_unavailable", text(r))
 }

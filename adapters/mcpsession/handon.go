@@ -1,6 +1,7 @@
 package mcpsession
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,13 +58,8 @@ func (s *session) handOn(r *ports.InputRound, reqs mcp.InputRequestMap, state st
 	if len(state) > MaxRequestState {
 		return roundRefusal{re: s.refuse(refusal.Protocol, ReasonRequestStateTooBig, "")}
 	}
-	keys := make([]string, 0, len(reqs))
-	for k := range reqs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	out := make(map[string]ports.InputRequest, len(reqs))
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
 		switch p := reqs[k].(type) {
 		case *mcp.ElicitParams:
 			er, rerr := elicitRequest(s.server, p)

@@ -2,6 +2,8 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -207,6 +209,44 @@ func (s *Server) handedPrompt(sess *mcp.ServerSession, round *ports.InputRound, 
 	return &mcp.GetPromptResult{InputRequests: reqs, RequestState: tok}, nil
 }
 
+// callHanded serves the first request of a tools/call of name by a
+// modern client that declared no elicitation (so no upstream of the
+// legacy era can ask it during the call, and nothing is parked): one
+// upstream request, its round handed on.
+func (s *Server) callHanded(ctx context.Context, name string, args json.RawMessage, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	server := ""
+	if ts, ok := s.b.(ToolServers); ok {
+		server = ts.ToolServer(name)
+	}
+	var responses mcp.InputResponseMap
+	if req.Params != nil {
+		responses = req.Params.InputResponses
+	}
+	round, err := s.openRound("", server, methodCall, name, responses)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.b.CallTool(ports.WithInputRound(ctx, round), name, args)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	if round.Requests != nil {
+		return s.handedCall(req.Session, round, server, name), nil
+	}
+	return toResult(r), nil
+}
+
+// handedCall is the input_required result of a tools/call of name whose
+// round was handed on, or the error result when the client cannot take
+// its questions.
+func (s *Server) handedCall(sess *mcp.ServerSession, round *ports.InputRound, server, name string) *mcp.CallToolResult {
+	reqs, tok, refused := s.handOut(sess, round, server, methodCall, name)
+	if refused != "" {
+		return errorResult(refused)
+	}
+	return &mcp.CallToolResult{InputRequests: reqs, RequestState: tok}
+}
+
 // A client before 2026-07-28 cannot take an input_required result. When
 // an upstream of the modern era asks during such a client's tools/call
 // or prompts/get, serve puts each question to that client itself, on the
@@ -259,13 +299,8 @@ func (s *Server) askLegacy(ctx context.Context, sess *mcp.ServerSession, reqs ma
 	if ip := sess.InitializeParams(); ip != nil {
 		caps = ip.Capabilities
 	}
-	keys := make([]string, 0, len(reqs))
-	for k := range reqs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	out := make(map[string]ports.InputResponse, len(reqs))
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
 		q := reqs[k]
 		switch {
 		case q.Kind == ports.InputElicit && q.Elicit != nil && elicits(caps, q.Elicit.Mode):

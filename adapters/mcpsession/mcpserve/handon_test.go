@@ -111,15 +111,9 @@ func TestHandOnRounds(t *testing.T) {
 	}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, c)
 	client.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
-	ct, st := mcp.NewInMemoryTransports()
+	cs := connectClient(t, s, client, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ss, err := s.srv.Connect(ctx, st, nil)
-	require.NoError(t, err)
-	defer ss.Close()
-	cs, err := client.Connect(ctx, ct, nil)
-	require.NoError(t, err)
-	defer cs.Close()
 	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
 
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "multi"})
@@ -142,6 +136,20 @@ func TestHandOnRounds(t *testing.T) {
 	sent = u.rounds()
 	require.Len(t, sent, 5)
 	assert.Equal(t, "p1", sent[4].State)
+}
+
+// connectClient serves s to client in memory at version ("" the SDK's
+// default).
+func connectClient(t *testing.T, s *Server, client *mcp.Client, version string) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	ss, err := s.srv.Connect(ctx, st, nil)
+	require.NoError(t, err)
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close(); _ = ss.Close(); cancel() })
+	return cs
 }
 
 // handOnClient is a 2026-07-28 client that declared caps and retries by
@@ -244,15 +252,9 @@ func TestHandOnLegacyClient(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
 		}})
 	client.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
-	ct, st := mcp.NewInMemoryTransports()
+	cs := connectClient(t, s, client, "2025-11-25")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ss, err := s.srv.Connect(ctx, st, nil)
-	require.NoError(t, err)
-	defer ss.Close()
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
 
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "multi"})
 	require.NoError(t, err)

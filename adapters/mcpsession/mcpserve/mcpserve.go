@@ -715,6 +715,9 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if multiRound(req) {
 			return s.callRounds(ctx, name, args, req)
 		}
+		if modernClient(req.Session) {
+			return s.callHanded(ctx, name, args, req)
+		}
 		// A client before 2026-07-28: an upstream's rounds are put to it
 		// on this session (handon.go).
 		var r ports.ToolResult

@@ -114,15 +114,15 @@ type question struct {
 
 // multiRound reports whether the call req goes through the multi
 // round-trip path: it resumes a call (carries a requestState), or its
-// session is on 2026-07-28 or later (an upstream of the modern era hands
-// its questions on, handon.go; one of the legacy era asks through Elicit,
-// which puts the question to the client only when it declared
-// elicitation).
+// session is on 2026-07-28 or later and declared elicitation (an upstream
+// of the legacy era may then ask through Elicit while the call runs; one
+// of the modern era hands its questions on, handon.go). Another modern
+// client's call is handed on without the call being parked (callHanded).
 func multiRound(req *mcp.CallToolRequest) bool {
 	if req.Params != nil && req.Params.RequestState != "" {
 		return true
 	}
-	return modernClient(req.Session)
+	return req.Session != nil && roundsElicit(req.Session.InitializeParams())
 }
 
 // roundsElicit reports whether a client that sent ip takes questions in
@@ -199,11 +199,7 @@ func (s *Server) awaitRound(ctx context.Context, c *roundCall) (*mcp.CallToolRes
 			return errorResult(o.err.Error()), nil
 		}
 		if c.round != nil && c.round.Requests != nil {
-			reqs, tok, refused := s.handOut(c.sess, c.round, c.server, methodCall, c.tool)
-			if refused != "" {
-				return errorResult(refused), nil
-			}
-			return &mcp.CallToolResult{InputRequests: reqs, RequestState: tok}, nil
+			return s.handedCall(c.sess, c.round, c.server, c.tool), nil
 		}
 		return toResult(o.r), nil
 	case q := <-c.asks:

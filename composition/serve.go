@@ -122,6 +122,8 @@ type Gateway struct {
 	mu     sync.Mutex
 	routes map[string]route // offered name → where calls go
 
+	clock catalogClock // when each catalog was first seen (serve_cache.go)
+
 	ready     chan struct{} // closed when the startup wait is over
 	stopReady context.CancelFunc
 	reconnect time.Duration // GatewayOptions.ReconnectWait
@@ -310,6 +312,7 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 	cat := mcpserve.Catalog{Changed: gen.Changed}
 	routes := map[string]route{}
 	if gen.Set != nil {
+		g.clock.observe(gen.Set.Catalogs(), g.now())
 		for _, c := range gen.Set.Catalogs() {
 			if g.only != "" && c.Server != g.only {
 				continue
@@ -323,7 +326,8 @@ func (b gatewayBackend) Catalog() mcpserve.Catalog {
 				}
 				spec := t.Spec()
 				cat.Tools = append(cat.Tools, mcpserve.Tool{Name: name, Title: spec.Title, Description: spec.Description,
-					InputSchema: spec.InputSchema, OutputSchema: spec.OutputSchema, Annotations: annotationsJSON(spec.Annotations)})
+					InputSchema: spec.InputSchema, ServerInputSchema: spec.ServerInputSchema, OutputSchema: spec.OutputSchema,
+					Annotations: annotationsJSON(spec.Annotations)})
 				routes[name] = route{server: c.Server, tool: t.NameOnServer()}
 			}
 			for _, p := range c.Prompts {

@@ -94,7 +94,20 @@ func (s *session) GetPrompt(ctx context.Context, r ports.GetPromptRequest) (port
 	}
 	jctx, stop := s.join(ctx)
 	params := &mcp.GetPromptParams{Name: r.Name, Arguments: r.Arguments}
+	round := ports.InputRoundOf(ctx)
+	if round != nil && s.modern.Load() {
+		params.InputResponses, params.RequestState = roundParams(round), round.State
+	}
 	res, err := guarded(s.cs.GetPrompt)(jctx, params)
+	if round != nil && err == nil && res.InputRequests != nil && s.modern.Load() && res.NeedsInput() {
+		// The host hands the questions on (handon.go).
+		err = s.handOn(round, res.InputRequests, res.RequestState)
+		stop()
+		if err != nil {
+			return ports.PromptResult{}, roundFailure(err)
+		}
+		return ports.PromptResult{}, nil
+	}
 	for round := 1; err == nil && res.InputRequests != nil && s.modern.Load() && res.NeedsInput(); round++ {
 		var responses mcp.InputResponseMap
 		if responses, err = s.nextRound(jctx, round, res.InputRequests, res.RequestState); err == nil {

@@ -409,12 +409,25 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		defer remove()
 		params.SetProgressToken(token)
 	}
+	round := ports.InputRoundOf(ctx)
+	if round != nil && s.modern.Load() {
+		params.InputResponses, params.RequestState = roundParams(round), round.State
+	}
 	jctx, joined := s.joinCall(ctx)
 	res, err := guarded(s.cs.CallTool)(jctx, params)
+	handed := false
 	if err == nil && res.InputRequests != nil && s.modern.Load() && res.NeedsInput() {
-		res, err = s.callRounds(jctx, params, res)
+		if round != nil {
+			// The host hands the questions on (handon.go).
+			err, handed = s.handOn(round, res.InputRequests, res.RequestState), true
+		} else {
+			res, err = s.callRounds(jctx, params, res)
+		}
 	}
 	joined.end()
+	if handed && err == nil {
+		return handOnResult, nil
+	}
 	if err != nil {
 		if re := roundFailure(err); re != nil {
 			return ports.CallResult{}, re

@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpward/mcpward/ports"
@@ -52,8 +53,20 @@ type Tool struct {
 	Title       string
 	Description string
 	// InputSchema must be a JSON object with "type": "object"; a tool
-	// whose schema is not is left out.
+	// whose schema is not is left out. It is what the Backend validates
+	// arguments against (the narrowed schema).
 	InputSchema json.RawMessage
+	// ServerInputSchema, when it is a JSON object with "type": "object",
+	// is offered to clients in place of InputSchema: the schema as the
+	// server wrote it (JSON Schema 2020-12 keywords, $defs, composition,
+	// x-mcp-header annotations), bounded by whoever built it (the
+	// catalog). It is registered as raw JSON: nothing in it is resolved
+	// or dereferenced, a $ref is never fetched. Its x-mcp-header
+	// annotations are checked as the SDK registers the tool (when they
+	// break its rules, InputSchema is offered instead) and, over HTTP, each
+	// Mcp-Param header a client sends is checked against the arguments.
+	// Empty, or not an object schema: InputSchema is offered.
+	ServerInputSchema json.RawMessage
 	// OutputSchema, when not empty, must be a JSON object.
 	OutputSchema json.RawMessage
 	// Annotations, when not empty, are the tool's annotations as JSON
@@ -194,7 +207,8 @@ type Server struct {
 	logsDropped int             // under mu
 	logsDone    chan struct{}
 
-	in *inputs // multi round-trip calls (mrtr.go)
+	in   *inputs // multi round-trip calls (mrtr.go)
+	seal *sealer // rounds handed on (handon.go)
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
 
@@ -236,7 +250,7 @@ func New(b Backend, opts *Options) *Server {
 		tools: map[string]offered{}, prompts: map[string]offered{}, resources: map[string]string{},
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
 		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
-		stdio: o.StdioTransport}
+		seal: newSealer(nil), stdio: o.StdioTransport}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
@@ -260,13 +274,10 @@ func New(b Backend, opts *Options) *Server {
 		CompletionHandler: func(ctx context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return complete(ctx, b, r)
 		},
-		// Caching hints (protocol 2026-07-28 and later): every list and
-		// read is stale at once and the requesting user's alone. The live
-		// set changes whenever a server connects, reconnects or changes
-		// its lists, which a client learns of by list_changed: any
-		// positive ttlMs could outlive a change the Server knows about.
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
-			c.TTLMs, c.CacheScope = 0, "private"
+		// Caching hints (protocol 2026-07-28 and later): the Backend's
+		// (CacheHints), or stale at once and the requesting user's alone.
+		SetCacheable: func(_ context.Context, r mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = cacheHint(b, r)
 		},
 	})
 	if o.Ready != nil {
@@ -483,7 +494,7 @@ func (s *Server) syncTools(tools []Tool) {
 		if want[t.Name] {
 			continue
 		}
-		key := fmt.Sprintf("%q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.OutputSchema, t.Annotations, t.Name)
+		key := fmt.Sprintf("%q %q %q %q %q %q %q", t.Title, t.Description, t.InputSchema, t.ServerInputSchema, t.OutputSchema, t.Annotations, t.Name)
 		name := s.text.line(t.Name)
 		if other, dup := taken[name]; dup && other != t.Name {
 			s.skipped++
@@ -501,6 +512,14 @@ func (s *Server) syncTools(tools []Tool) {
 				s.srv.RemoveTools(old.name)
 			}
 			err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
+			if err != nil && len(t.ServerInputSchema) > 0 {
+				// The SDK refused the schema as written (its
+				// x-mcp-header rules): the narrowed one is offered.
+				t.ServerInputSchema = nil
+				if mt, err = s.sdkTool(t, name); err == nil {
+					err = guard(func() { s.srv.AddTool(mt, s.toolHandler(t.Name)) })
+				}
+			}
 		}
 		if err != nil {
 			s.skipped++
@@ -647,8 +666,15 @@ func (s *Server) sdkTool(t Tool, name string) (*mcp.Tool, error) {
 	if err := json.Unmarshal(t.InputSchema, &in); err != nil || in == nil || in["type"] != "object" {
 		return nil, fmt.Errorf("mcpserve: the input schema is not an object schema")
 	}
+	offeredSchema := t.InputSchema
+	if len(t.ServerInputSchema) > 0 {
+		var written map[string]any
+		if json.Unmarshal(t.ServerInputSchema, &written) == nil && written["type"] == "object" {
+			offeredSchema = t.ServerInputSchema
+		}
+	}
 	x := s.text
-	mt := &mcp.Tool{Name: name, Title: x.line(t.Title), Description: x.desc(t.Description), InputSchema: x.schema(t.InputSchema)}
+	mt := &mcp.Tool{Name: name, Title: x.line(t.Title), Description: x.desc(t.Description), InputSchema: x.schema(offeredSchema)}
 	if len(t.OutputSchema) > 0 {
 		var out map[string]any
 		if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out == nil {
@@ -689,9 +715,21 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if multiRound(req) {
 			return s.callRounds(ctx, name, args, req)
 		}
-		r, err := s.b.CallTool(ctx, name, args)
-		if err != nil {
+		if modernClient(req.Session) {
+			return s.callHanded(ctx, name, args, req)
+		}
+		// A client before 2026-07-28: an upstream's rounds are put to it
+		// on this session (handon.go).
+		var r ports.ToolResult
+		refused, err := s.legacyRounds(ctx, req.Session, func(ctx context.Context, _ *ports.InputRound) (err error) {
+			r, err = s.b.CallTool(ctx, name, args)
+			return err
+		})
+		switch {
+		case err != nil:
 			return errorResult(err.Error()), nil
+		case refused != "":
+			return errorResult(refused), nil
 		}
 		return toResult(r), nil
 	}
@@ -769,9 +807,31 @@ func (s *Server) promptHandler(name string, args map[string]string) mcp.PromptHa
 				in[k] = v
 			}
 		}
-		r, err := s.b.GetPrompt(ctx, name, in)
+		ctx, round, server, err := s.promptRound(ctx, name, req)
 		if err != nil {
 			return nil, err
+		}
+		var r ports.PromptResult
+		if round == nil {
+			// A client before 2026-07-28: an upstream's rounds are put
+			// to it on this session (handon.go).
+			refused, err := s.legacyRounds(ctx, req.Session, func(ctx context.Context, _ *ports.InputRound) (err error) {
+				r, err = s.b.GetPrompt(ctx, name, in)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			if refused != "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: refused}
+			}
+		} else {
+			if r, err = s.b.GetPrompt(ctx, name, in); err != nil {
+				return nil, err
+			}
+			if round.Requests != nil {
+				return s.handedPrompt(req.Session, round, server, name)
+			}
 		}
 		raw, err := json.Marshal(r)
 		if err != nil {

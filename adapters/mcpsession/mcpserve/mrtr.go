@@ -85,6 +85,7 @@ type roundCall struct {
 	sess   *mcp.ServerSession
 	tool   string
 	server string
+	round  *ports.InputRound // the round sent upstream (handon.go)
 	cancel context.CancelFunc
 	done   chan outcome   // the upstream call's end (1)
 	asks   chan *question // a question to hand the client (1)
@@ -113,7 +114,10 @@ type question struct {
 
 // multiRound reports whether the call req goes through the multi
 // round-trip path: it resumes a call (carries a requestState), or its
-// session is on 2026-07-28 or later and declared elicitation.
+// session is on 2026-07-28 or later and declared elicitation (an upstream
+// of the legacy era may then ask through Elicit while the call runs; one
+// of the modern era hands its questions on, handon.go). Another modern
+// client's call is handed on without the call being parked (callHanded).
 func multiRound(req *mcp.CallToolRequest) bool {
 	if req.Params != nil && req.Params.RequestState != "" {
 		return true
@@ -132,8 +136,12 @@ func roundsElicit(ip *mcp.InitializeParams) bool {
 // its requestState names. Either way the round ends with the upstream's
 // result, or its next question as an input-required result.
 func (s *Server) callRounds(ctx context.Context, name string, args json.RawMessage, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if req.Params != nil && req.Params.RequestState != "" {
-		state := req.Params.RequestState
+	var state string
+	var responses mcp.InputResponseMap
+	if req.Params != nil {
+		state, responses = req.Params.RequestState, req.Params.InputResponses
+	}
+	if state != "" && !sealed(state) {
 		c, q := s.in.take(state, req.Session, name)
 		if c == nil {
 			return errorResult("mcpward: the call's requestState is unknown, expired or not this session's (" + ReasonInputStateUnknown + ")"), nil
@@ -146,6 +154,15 @@ func (s *Server) callRounds(ctx context.Context, name string, args json.RawMessa
 	if ts, ok := s.b.(ToolServers); ok {
 		c.server = ts.ToolServer(name)
 	}
+	// A first request, or the retry of a round handed on (handon.go):
+	// either way a new upstream request, carrying the client's answers and
+	// the upstream's state.
+	round, err := s.openRound(state, c.server, methodCall, name, responses)
+	if err != nil {
+		return nil, err
+	}
+	c.round = round
+	ctx = ports.WithInputRound(ctx, round)
 	// The upstream call outlives this round: it ends with its result, the
 	// client's cancel of a round, the state's expiry or Close. Its
 	// progress goes to the round running at the time, if any.
@@ -180,6 +197,9 @@ func (s *Server) awaitRound(ctx context.Context, c *roundCall) (*mcp.CallToolRes
 		s.in.end(c)
 		if o.err != nil {
 			return errorResult(o.err.Error()), nil
+		}
+		if c.round != nil && c.round.Requests != nil {
+			return s.handedCall(c.sess, c.round, c.server, c.tool), nil
 		}
 		return toResult(o.r), nil
 	case q := <-c.asks:

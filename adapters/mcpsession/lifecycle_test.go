@@ -256,19 +256,38 @@ func TestDoneWhenPeerGoes(t *testing.T) {
 		requireRefusal(t, err, refusal.Transient, "connection_closed")
 	})
 	t.Run("memory server session closed", func(t *testing.T) {
-		var ss *mcp.ServerSession
+		// The server's end of the pipe is closed under its session, not
+		// by ServerSession.Close: that waits for every request in flight,
+		// and go-sdk v1.8.0's subscriptions/listen handler (which a
+		// 2026-07-28 session keeps open) returns only when its context
+		// ends, so Close would wait for ever whenever the listen request
+		// came in first.
+		var st *recordingTransport
 		srv := newSDKServer(nil)
 		d := DialerFunc(func(ctx context.Context, _ ports.Target) (*Conn, error) {
-			ct, st := mcp.NewInMemoryTransports()
-			var err error
-			ss, err = srv.Connect(ctx, st, nil)
+			ct, in := mcp.NewInMemoryTransports()
+			st = &recordingTransport{Transport: in}
+			_, err := srv.Connect(ctx, st, nil)
 			return &Conn{Transport: ct}, err
 		})
 		s := connect(t, New(d, nil), ports.Signals{})
 		requireNotDone(t, s)
-		require.NoError(t, ss.Close())
+		require.NoError(t, st.conn.Close())
 		requireDone(t, s, 5*time.Second)
 		_, err := s.List(context.Background(), ports.ListTools, "")
 		requireRefusal(t, err, refusal.Transient, "connection_closed")
 	})
+}
+
+// recordingTransport keeps the Connection its Transport made, so a test
+// can close it under the session that reads it.
+type recordingTransport struct {
+	mcp.Transport
+	conn mcp.Connection
+}
+
+func (r *recordingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := r.Transport.Connect(ctx)
+	r.conn = c
+	return c, err
 }

@@ -206,3 +206,32 @@ type AuditLog interface {
 	// records) when any stored record cannot be read, or ErrUnavailable.
 	Records(ctx context.Context) ([]AuditRecord, error)
 }
+
+// AuditQueue is an AuditLog that can also take a record without waiting
+// for it to be stored: for a record a host need not wait for before it
+// answers (the outcome of a forwarded call, appended after the call's own
+// record was made durable). A host tests for it with a type assertion and
+// appends with Append where it does not implement it.
+//
+// Durability: a record passed to Append is durable when Append returns
+// nil. A record passed to Enqueue is durable once a later Flush on the
+// same handle returns nil; until then a crash may lose it (the handle
+// writes it with its next write: a later Append's, or one it makes on its
+// own shortly after, a few milliseconds at most). Records appended and
+// enqueued through one handle are stored in the order of the calls.
+//
+// Safe for concurrent use.
+type AuditQueue interface {
+	AuditLog
+	// Enqueue takes r to be stored after every record this handle
+	// appended or enqueued before it, and returns without waiting for the
+	// write: ErrUnavailable when r cannot be taken (the handle is closed,
+	// r cannot be encoded). A failure of the later write is reported by
+	// the next Flush.
+	Enqueue(r AuditRecord) error
+	// Flush returns once every record enqueued on this handle before the
+	// call is durable: nil; ErrUnavailable when one could not be written
+	// since the last Flush (it is lost), or when ctx ends first (ctx.Err()
+	// wrapped too).
+	Flush(ctx context.Context) error
+}

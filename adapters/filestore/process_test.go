@@ -23,12 +23,12 @@ import (
 
 // The child modes of TestHelperProcess, chosen by helperEnv.
 const (
-	helperEnv   = "MCPWARD_FILESTORE_HELPER"
-	modeWrite   = "write" // grant and append N entries, then exit
-	modeHold    = "hold"  // take the lock, say "locked", wait to be killed
+	helperEnv = "MCPWARD_FILESTORE_HELPER"
+	modeWrite = "write" // grant and append N entries, then exit
+	modeHold  = "hold"  // take the lock, say "locked", wait to be killed
 	// modeQueue appends and enqueues audit records (see
 	// TestAuditQueueSurvivesSIGKILL), says "locked", waits to be killed.
-	modeQueue = "queue"
+	modeQueue   = "queue"
 	helperReady = "locked"
 )
 

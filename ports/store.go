@@ -173,11 +173,14 @@ const (
 	AuditRevoke AuditAction = "revoke"
 	AuditDecide AuditAction = "decide"
 	// AuditCall records one tool call a host forwarded for a client (the
-	// mcpward serve gateway): Identity.ServerID is the server, Outcome
-	// "ok", "tool_error" or "refused", and Reason the call's facts as
-	// space-separated key=value words (tool, ms, args_bytes,
-	// result_bytes, and the refusal's reason word when refused). Its
-	// arguments and result are never recorded, not even hashed.
+	// mcpward serve gateway), in two records: one when the call starts
+	// (Outcome "started"; Reason's words call, tool, args_bytes) and one
+	// of its outcome (Outcome "ok", "tool_error" or "refused"; Reason's
+	// words call, tool, ms, args_bytes, result_bytes, and the refusal's
+	// reason word when refused). Identity.ServerID is the server, Reason
+	// the call's facts as space-separated key=value words, and the call
+	// word, the same in both, ties them. Its arguments and result are
+	// never recorded, not even hashed.
 	AuditCall AuditAction = "call"
 )
 

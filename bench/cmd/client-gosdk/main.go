@@ -1,6 +1,7 @@
 // Command client-gosdk is the raw go-sdk client of the peer benchmark: the
-// official SDK's mcp.Client pinned to protocol 2025-11-25, the baseline
-// every other client kind is a ratio of.
+// official SDK's mcp.Client pinned to the protocol version of the era the
+// harness asks for (-era: 2025-11-25, or 2026-07-28 with server/discover),
+// the baseline every other client kind of that era is a ratio of.
 package main
 
 import (
@@ -37,7 +38,7 @@ func (d driver) Connect(ctx context.Context, t clientkit.Target) (clientkit.Conn
 	} else {
 		tr = &mcp.CommandTransport{Command: exec.Command(t.Command, t.Args...)}
 	}
-	cs, err := d.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fixture.ProtocolVersion})
+	cs, err := d.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fixture.Version(t.Era)})
 	if err != nil {
 		return nil, err
 	}

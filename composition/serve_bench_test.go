@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,13 +41,16 @@ func (discardAudit) Records(context.Context) ([]ports.AuditRecord, error) {
 	return nil, nil
 }
 
-// slowAudit is an AuditLog whose Append takes d, as an fsync of d would,
-// and keeps nothing: the benchmark line of an audit whose sync costs d
-// whatever the disk and its load.
+// slowAudit is an AuditLog whose Append blocks its thread in a
+// nanosleep(2) of d, as an fsync of d would (time.Sleep would take the
+// runtime's timer path, 1 ms and more on a loaded machine), and keeps
+// nothing: the benchmark line of an audit whose sync costs d whatever the
+// disk and its load.
 type slowAudit struct{ d time.Duration }
 
 func (a slowAudit) Append(context.Context, ports.AuditRecord) error {
-	time.Sleep(a.d)
+	ts := syscall.NsecToTimespec(a.d.Nanoseconds())
+	_ = syscall.Nanosleep(&ts, nil)
 	return nil
 }
 func (slowAudit) Enqueue(ports.AuditRecord) error { return nil }

@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -90,6 +91,46 @@ func BenchmarkHostEvaluateStdio(b *testing.B) {
 	for b.Loop() {
 		if r, ok := h.Evaluate(ctx, srcs).Server("example"); !ok || r.State != StateAllowed {
 			b.Fatal("not allowed")
+		}
+	}
+}
+
+// BenchmarkHostEvaluateStdio10 is Evaluate of ten user-tier stdio
+// servers on the file store: ten decisions, whose records go out in one
+// write and one fsync (activation.Decider.DecideDeferred, then Flush),
+// where each decision once waited for an fsync of its own.
+func BenchmarkHostEvaluateStdio10(b *testing.B) {
+	store, err := filestore.Open(filepath.Join(b.TempDir(), "state"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := Custom(Ports{
+		Approvals: store,
+		Audit:     store,
+		Trust:     portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://example.com/r.git", Generation: "g1"}),
+	}, Config{Authority: NewRootAuthority(b.TempDir(), map[string]string{"LANG": "C"})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := `{"mcpServers": {`
+	for i := range 10 {
+		if i > 0 {
+			doc += ","
+		}
+		doc += fmt.Sprintf(`"s%d": {"command": "/bin/true", "args": ["%d"]}`, i, i)
+	}
+	srcs := userSrc(doc + `}}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := h.Evaluate(ctx, srcs)
+		if len(ev.Servers) != 10 {
+			b.Fatal("not ten servers")
+		}
+		for _, r := range ev.Servers {
+			if r.State != StateAllowed {
+				b.Fatal("not allowed")
+			}
 		}
 	}
 }

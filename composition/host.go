@@ -209,6 +209,15 @@ type ServerEvaluation struct {
 	// subject is the activation subject, set when the definition was
 	// materialized.
 	subject *activation.Subject
+	// decided is set when activation decided (and recorded) the server.
+	decided bool
+}
+
+// unaudited makes r what a failed audit record makes a decision: denied,
+// ReasonAuditUnavailable, err kept (activation.Decider.Decide's rule:
+// nothing is allowed unaudited).
+func (r *ServerEvaluation) unaudited(err error) {
+	r.State, r.Reason, r.Mismatch, r.Err = StateDenied, activation.ReasonAuditUnavailable, nil, err
 }
 
 // Result is the former name of ServerEvaluation.
@@ -460,9 +469,31 @@ func (h *Host) Dialer() *Dialer { return h.dialer }
 // that resolves and materializes is decided by activation (which appends
 // one audit record per decision); a failure to decide is kept in that
 // server's ServerEvaluation.Err with StateDenied, never returned for the whole set.
+//
+// The decisions' records are made durable together, in one write of the
+// audit log where it is a ports.AuditQueue (activation.Decider.DecideDeferred
+// and Flush) rather than one fsync per server, before Evaluate returns; when
+// that fails every decided server is StateDenied with
+// activation.ReasonAuditUnavailable and the refusal in Err.
 func (h *Host) Evaluate(ctx context.Context, srcs []definition.Source) Evaluation {
 	ev, _ := h.evaluate(ctx, srcs)
+	if err := h.decider.Flush(ctx); err != nil {
+		ev.unaudited(err)
+	}
 	return ev
+}
+
+// unaudited makes every decided server of ev unaudited (see
+// ServerEvaluation.unaudited) and returns their names.
+func (ev *Evaluation) unaudited(err error) []string {
+	var names []string
+	for i := range ev.Servers {
+		if ev.Servers[i].decided {
+			ev.Servers[i].unaudited(err)
+			names = append(names, ev.Servers[i].Name)
+		}
+	}
+	return names
 }
 
 // Preview is Evaluate without an audit record: each decision is
@@ -476,10 +507,12 @@ func (h *Host) Preview(ctx context.Context, srcs []definition.Source) Evaluation
 	return ev
 }
 
-// evaluate is Evaluate, also returning the resolution it evaluated, so a
-// caller that needs it (Fleet.add) does not decode the sources again.
+// evaluate is Evaluate without the Flush of the decisions' records (the
+// caller flushes: Evaluate, Fleet.add), also returning the resolution it
+// evaluated, so a caller that needs it (Fleet.add) does not decode the
+// sources again.
 func (h *Host) evaluate(ctx context.Context, srcs []definition.Source) (Evaluation, definition.Resolution) {
-	return h.evaluateWith(ctx, srcs, h.decider.Decide)
+	return h.evaluateWith(ctx, srcs, h.decider.DecideDeferred)
 }
 
 // evaluateWith is evaluate with decide as the decision.
@@ -492,6 +525,7 @@ func (h *Host) evaluateWith(ctx context.Context, srcs []definition.Source, decid
 		if r.State == StateAllowed && r.subject != nil {
 			dec, err := decide(sctx, *r.subject)
 			r.Reason, r.Identity, r.Mismatch, r.Err = dec.Reason, dec.Identity, dec.Mismatch, err
+			r.decided = true
 			if !dec.Allowed {
 				r.State = StateDenied
 			}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession"
+	"github.com/mcpward/mcpward/core/activation"
 	"github.com/mcpward/mcpward/core/catalog"
 	"github.com/mcpward/mcpward/core/definition"
 	"github.com/mcpward/mcpward/core/refusal"
@@ -69,7 +70,14 @@ type member struct {
 	connErr *refusal.Error
 	// seen is what the latest generation showed of sv's status.
 	seen seenStatus
+	// unaudited is set when the record of the decision that allowed sv
+	// could not be made durable: sv is closed, and base is the result.
+	unaudited bool
 }
+
+// supervised reports whether m's status is its supervisor's: it has one,
+// in service (not taken out for an unaudited decision).
+func (m *member) supervised() bool { return m.sv != nil && !m.unaudited }
 
 // seenStatus is what of a supervisor's Status makes a new generation.
 type seenStatus struct {
@@ -205,6 +213,7 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		parallel = DefaultConnectParallel
 	}
 	sem := make(chan struct{}, parallel)
+	evalCtx := ctx
 	if background {
 		ctx = f.life
 	}
@@ -223,10 +232,47 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 			f.connect(ctx, m) // returns the ctx refusal at once when ctx ended
 		}()
 	}
+	// The decisions' records are made durable while the servers connect
+	// (one write of the audit log, not one fsync per server on the connect
+	// path), and before add returns: a Fleet is handed out only on
+	// recorded decisions.
+	if err := h.decider.Flush(evalCtx); err != nil {
+		f.unaudited(added, ev.unaudited(err), err)
+	}
 	if !background {
 		wg.Wait()
 	}
 	return out
+}
+
+// unaudited takes the members of added named in names (their decisions'
+// records could not be made durable) out of service: each becomes
+// StateDenied with activation.ReasonAuditUnavailable, and its supervisor,
+// which may be connecting, is closed with that refusal.
+func (f *Fleet) unaudited(added []*member, names []string, err error) {
+	var re *refusal.Error
+	if !errors.As(err, &re) {
+		re = refusal.New(refusal.Transient, activation.ReasonAuditUnavailable, "")
+	}
+	var closing []*supervisor.Server
+	f.mu.Lock()
+	for _, m := range added {
+		if !slices.Contains(names, m.base.Name) {
+			continue
+		}
+		m.base.Evaluation.unaudited(err)
+		m.base.State, m.base.Class, m.base.Reason = StateDenied, refusal.None, activation.ReasonAuditUnavailable
+		if m.sv != nil && f.members[m.base.Name] == m {
+			m.unaudited = true
+			delete(f.sups, m.base.Name)
+			closing = append(closing, m.sv)
+		}
+	}
+	f.bumpLocked()
+	f.mu.Unlock()
+	for _, sv := range closing {
+		_ = sv.CloseWith(re)
+	}
 }
 
 // connect runs one Connect of m's supervisor under ctx and records a
@@ -295,7 +341,7 @@ func (f *Fleet) observe(m *member, st supervisor.Status) {
 // resultLocked returns m's ServerStatus now. f.mu is held.
 func (f *Fleet) resultLocked(m *member) ServerStatus {
 	r := m.base
-	if m.sv != nil {
+	if m.supervised() {
 		st := m.sv.Status()
 		var err *refusal.Error
 		r.State, err = m.stateOf(st)
@@ -360,7 +406,7 @@ func (f *Fleet) setLocked() *catalog.Set {
 	for _, n := range f.namesLocked() {
 		m := f.members[n]
 		state, reason := m.base.State, m.base.Reason
-		if m.sv != nil {
+		if m.supervised() {
 			st := m.sv.Status()
 			if st.Catalog != nil {
 				cats = append(cats, st.Catalog)
@@ -476,7 +522,7 @@ func (f *Fleet) Reconnect(ctx context.Context, name string) error {
 	case m == nil:
 		f.mu.Unlock()
 		return refusal.New(refusal.Config, ReasonUnknownServer, name)
-	case m.sv == nil:
+	case !m.supervised():
 		f.mu.Unlock()
 		return &refusal.Error{Class: refusal.Config, Reason: ReasonNotConnectable, Server: name,
 			Detail: "the Fleet has no supervisor for this server (" + string(m.base.State) + ")"}
@@ -665,7 +711,7 @@ func (f *Fleet) missingTool(hostName string) error {
 // resolve), its Detail the server's state and reason word. f.mu is held.
 func (f *Fleet) unavailableLocked(m *member) *refusal.Error {
 	state, class, reason := m.base.State, refusal.Config, m.base.Reason
-	if m.sv != nil {
+	if m.supervised() {
 		var err *refusal.Error
 		state, err = m.stateOf(m.sv.Status())
 		class, reason = refusal.Transient, ""

@@ -2,6 +2,8 @@ package composition
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/mcpserve"
@@ -108,9 +112,14 @@ type HTTPLimits struct {
 // Fleet (arguments validated against the narrowed schema, results cut to
 // the admission caps, the supervisor's call timeouts; a result cut ends in
 // a notice and carries "mcpward/truncated" in _meta, otherwise its content
-// passes as the server sent it) and audited (ports.AuditCall) before its
-// result is returned. It is safe for
-// concurrent use; Close stops it (the Fleet stays open: close it after).
+// passes as the server sent it) and audited with two ports.AuditCall
+// records tied by a call id: one that the call started, appended while the
+// call is forwarded and durable before its result is returned, and one of
+// its outcome, written without waiting (with a ports.AuditQueue, in the
+// log's next group commit) and durable once Close returns (CONTRACT.md:
+// what a crash can lose). It is safe for concurrent use; Close stops it
+// and makes the outcome records durable (the Fleet stays open: close it
+// after).
 type Gateway struct {
 	f    *Fleet
 	only string
@@ -123,6 +132,9 @@ type Gateway struct {
 	routes map[string]route // offered name → where calls go
 
 	clock catalogClock // when each catalog was first seen (serve_cache.go)
+
+	calls    *callIDs       // ids tying a call's two audit records
+	outcomes sync.WaitGroup // outcome appends of a log that is not a ports.AuditQueue
 
 	ready     chan struct{} // closed when the startup wait is over
 	stopReady context.CancelFunc
@@ -140,7 +152,7 @@ func (f *Fleet) Gateway(opts *GatewayOptions) *Gateway {
 		o = *opts
 	}
 	g := &Gateway{f: f, only: o.Server, log: o.Logger, now: o.Now, http: o.HTTP, routes: map[string]route{},
-		ready: make(chan struct{}), reconnect: o.ReconnectWait}
+		ready: make(chan struct{}), reconnect: o.ReconnectWait, calls: newCallIDs()}
 	rctx, stop := context.WithCancel(context.Background())
 	g.stopReady = stop
 	if o.StartupWait > 0 {
@@ -235,6 +247,7 @@ func (g *Gateway) ToolNames() []string { return g.srv.ToolNames() }
 func (g *Gateway) Close() {
 	g.stopReady()
 	g.srv.Close()
+	g.flushAudit()
 }
 
 // waitStartup returns when the startup wait is over (see
@@ -392,14 +405,67 @@ func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.Raw
 			Detail: "no tool of that name is offered"}
 	}
 	start := g.now()
+	id := g.calls.next()
+	durable := g.auditStart(rt, id, len(args))
 	r, err := whenConnected(ctx, g, rt.server, func() (ports.ToolResult, error) { return g.f.CallServerTool(ctx, rt.server, rt.tool, args) })
-	g.audit(rt, g.now().Sub(start), len(args), r, err)
+	if durable != nil {
+		if aerr := <-durable; aerr != nil {
+			g.log.Warn("mcpward serve: the audit record of a call could not be appended", "server", rt.server)
+		}
+	}
+	g.auditOutcome(rt, id, g.now().Sub(start), len(args), r, err)
 	return r, err
 }
 
-// audit appends the record of one forwarded call: never its arguments or
-// result, only their sizes.
-func (g *Gateway) audit(rt route, d time.Duration, argBytes int, r ports.ToolResult, err error) {
+// callIDs numbers a Gateway's forwarded calls: a random prefix per
+// Gateway (so that the ids of two processes on one log do not collide)
+// and a counter.
+type callIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+// next returns the id of a new call: "<prefix>.<n>".
+func (c *callIDs) next() string {
+	return c.prefix + "." + strconv.FormatUint(c.n.Add(1), 10)
+}
+
+// newCallIDs returns a numbering with a random prefix of 8 hex digits.
+func newCallIDs() *callIDs {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &callIDs{prefix: hex.EncodeToString(b[:])}
+}
+
+// auditStart starts appending the record that call id began (its server,
+// tool and argument size; Outcome "started") and returns at once: the
+// channel gets the append's outcome once the record is durable (nil
+// channel without an audit log). The append runs while the call is
+// forwarded, so its fsync overlaps the upstream round trip; CallTool
+// waits for it before it returns the result.
+func (g *Gateway) auditStart(rt route, id string, argBytes int) <-chan error {
+	al := g.f.host.audit
+	if al == nil {
+		return nil
+	}
+	rec := ports.AuditRecord{Time: g.now(), Action: ports.AuditCall, Identity: ports.Identity{ServerID: rt.server},
+		Outcome: "started", Reason: "call=" + id + " tool=" + rt.tool + " args_bytes=" + strconv.Itoa(argBytes), Actor: "serve"}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+		defer cancel()
+		done <- al.Append(ctx, rec)
+	}()
+	return done
+}
+
+// auditOutcome records how call id ended, never its arguments or result,
+// only their sizes, without waiting for the record to be durable: with a
+// ports.AuditQueue it is enqueued (written with the log's next group
+// commit: the next call's start record, or the store's own write within
+// milliseconds), otherwise appended by a goroutine Close waits for. The
+// call's start record is durable already, so the outcome follows it.
+func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes int, r ports.ToolResult, err error) {
 	al := g.f.host.audit
 	if al == nil {
 		return
@@ -415,16 +481,38 @@ func (g *Gateway) audit(rt route, d time.Duration, argBytes int, r ports.ToolRes
 	case r.IsError:
 		outcome = "tool_error"
 	}
-	facts := fmt.Sprintf("tool=%s ms=%d args_bytes=%d result_bytes=%d", rt.tool, d.Milliseconds(), argBytes, len(r.Content))
+	facts := fmt.Sprintf("call=%s tool=%s ms=%d args_bytes=%d result_bytes=%d", id, rt.tool, d.Milliseconds(), argBytes, len(r.Content))
 	if reason != "" {
 		facts += " reason=" + reason
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
 	rec := ports.AuditRecord{Time: g.now(), Action: ports.AuditCall, Identity: ports.Identity{ServerID: rt.server},
 		Outcome: outcome, Reason: facts, Actor: "serve"}
-	if aerr := al.Append(ctx, rec); aerr != nil {
-		g.log.Warn("mcpward serve: the audit record of a call could not be appended", "server", rt.server)
+	if q, ok := al.(ports.AuditQueue); ok {
+		if aerr := q.Enqueue(rec); aerr != nil {
+			g.log.Warn("mcpward serve: the audit record of a call's outcome could not be appended", "server", rt.server)
+		}
+		return
+	}
+	g.outcomes.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+		defer cancel()
+		if aerr := al.Append(ctx, rec); aerr != nil {
+			g.log.Warn("mcpward serve: the audit record of a call's outcome could not be appended", "server", rt.server)
+		}
+	})
+}
+
+// flushAudit makes every outcome record durable (Close).
+func (g *Gateway) flushAudit() {
+	g.outcomes.Wait()
+	q, ok := g.f.host.audit.(ports.AuditQueue)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+	defer cancel()
+	if err := q.Flush(ctx); err != nil {
+		g.log.Warn("mcpward serve: the audit records of calls' outcomes could not all be written")
 	}
 }
 

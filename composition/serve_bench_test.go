@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +38,24 @@ type discardAudit struct{}
 
 func (discardAudit) Append(context.Context, ports.AuditRecord) error { return nil }
 func (discardAudit) Records(context.Context) ([]ports.AuditRecord, error) {
+	return nil, nil
+}
+
+// slowAudit is an AuditLog whose Append blocks its thread in a
+// nanosleep(2) of d, as an fsync of d would (time.Sleep would take the
+// runtime's timer path, 1 ms and more on a loaded machine), and keeps
+// nothing: the benchmark line of an audit whose sync costs d whatever the
+// disk and its load.
+type slowAudit struct{ d time.Duration }
+
+func (a slowAudit) Append(context.Context, ports.AuditRecord) error {
+	ts := syscall.NsecToTimespec(a.d.Nanoseconds())
+	_ = syscall.Nanosleep(&ts, nil)
+	return nil
+}
+func (slowAudit) Enqueue(ports.AuditRecord) error { return nil }
+func (slowAudit) Flush(context.Context) error     { return nil }
+func (slowAudit) Records(context.Context) ([]ports.AuditRecord, error) {
 	return nil, nil
 }
 
@@ -142,8 +161,10 @@ func p50(d []time.Duration) time.Duration {
 }
 
 // BenchmarkGatewayStdioCall makes, in every op, one echo call directly,
-// one through a Gateway on the file store (durable audit), and one
-// through a Gateway whose audit log keeps nothing, interleaved so that
+// one through a Gateway on the file store (durable audit), one through a
+// Gateway whose audit log keeps nothing, and one through a Gateway whose
+// audit append takes 0.3 ms (an fsync on this machine when it is quiet),
+// interleaved so that
 // the machine's load moves the three alike; it reports each one's median
 // and the two ratios to the direct median.
 func BenchmarkGatewayStdioCall(b *testing.B) {
@@ -153,7 +174,9 @@ func BenchmarkGatewayStdioCall(b *testing.B) {
 	defer closeServe()
 	noaudit, closeNoaudit := gatewayClient(b, discardAudit{})
 	defer closeNoaudit()
-	all := []*mcp.ClientSession{direct, serve, noaudit}
+	sync300, closeSync300 := gatewayClient(b, slowAudit{300 * time.Microsecond})
+	defer closeSync300()
+	all := []*mcp.ClientSession{direct, serve, noaudit, sync300}
 	for range 20 {
 		for _, cs := range all {
 			benchCall(b, cs)
@@ -165,12 +188,13 @@ func BenchmarkGatewayStdioCall(b *testing.B) {
 			ds[i] = append(ds[i], benchCall(b, cs))
 		}
 	}
-	d, s, n := p50(ds[0]), p50(ds[1]), p50(ds[2])
+	d, s, n, w := p50(ds[0]), p50(ds[1]), p50(ds[2]), p50(ds[3])
 	b.ReportMetric(float64(d.Nanoseconds()), "direct-p50-ns")
 	b.ReportMetric(float64(s.Nanoseconds()), "serve-p50-ns")
 	b.ReportMetric(float64(n.Nanoseconds()), "noaudit-p50-ns")
 	b.ReportMetric(float64(s)/float64(d), "serve/direct")
 	b.ReportMetric(float64(n)/float64(d), "noaudit/direct")
+	b.ReportMetric(float64(w)/float64(d), "sync300us/direct")
 }
 
 // BenchmarkGatewayStdioCallAlone is each variant alone, for profiles

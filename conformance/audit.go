@@ -18,7 +18,9 @@ import (
 // order, every field kept, the returned slice a copy, and appends from
 // concurrent goroutines, several handles and — with a Location and Attach —
 // several processes all kept, each record whole and each writer's records in
-// its order.
+// its order. When the log is a ports.AuditQueue, Enqueue keeps the call
+// order with Append, loses nothing under concurrency, and Flush makes every
+// enqueued record stored.
 //
 // mk is called once per subtest and must return a Harness on a fresh, empty
 // backing store; every handle its Open returns must share that store. See
@@ -38,6 +40,77 @@ func RunAuditLog(t *testing.T, mk func(t *testing.T) Harness[ports.AuditLog]) {
 	t.Run("CrossHandle", as.crossHandle)
 	t.Run("ConcurrentAppends", as.concurrentAppends)
 	t.Run("CrossProcessAppends", as.crossProcessAppends)
+	t.Run("QueueOrderAndFlush", as.queueOrderAndFlush)
+	t.Run("QueueConcurrent", as.queueConcurrent)
+}
+
+// queue returns l as a ports.AuditQueue, skipping t when it is not one.
+func queue(t *testing.T, l ports.AuditLog) ports.AuditQueue {
+	t.Helper()
+	q, ok := l.(ports.AuditQueue)
+	if !ok {
+		t.Skip("not a ports.AuditQueue")
+	}
+	return q
+}
+
+// queueOrderAndFlush: records enqueued and appended through one handle are
+// stored in call order, and after Flush every enqueued record is visible
+// through another handle.
+func (s auditSuite) queueOrderAndFlush(t *testing.T) {
+	h := s.harness(t)
+	q := queue(t, h.Open(t))
+	other := h.Open(t)
+	var want []ports.AuditRecord
+	for i := range 12 {
+		r := record(fmt.Sprintf("q%d", i), baseTime.Add(time.Duration(i)*time.Second))
+		if i%3 == 2 {
+			require.NoError(t, q.Append(t.Context(), r))
+		} else {
+			require.NoError(t, q.Enqueue(r))
+		}
+		want = append(want, r)
+	}
+	tail := record("tail", baseTime)
+	require.NoError(t, q.Enqueue(tail))
+	want = append(want, tail)
+	require.NoError(t, q.Flush(t.Context()))
+	assertRecords(t, want, mustRecords(t, other), "Append and Enqueue keep their call order; Flush makes every enqueued record stored")
+	require.NoError(t, q.Flush(t.Context()), "a Flush with nothing enqueued")
+}
+
+// queueConcurrent: goroutines enqueuing and appending through one handle
+// lose nothing, and each keeps its order.
+func (s auditSuite) queueConcurrent(t *testing.T) {
+	h := s.harness(t)
+	q := queue(t, h.Open(t))
+	const writers, each = 6, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r := record(fmt.Sprintf("w%d/%d", w, i), baseTime)
+				if (w+i)%2 == 0 {
+					assert.NoError(t, q.Enqueue(r))
+				} else {
+					assert.NoError(t, q.Append(t.Context(), r))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, q.Flush(t.Context()))
+	next := make([]int, writers)
+	for _, r := range mustRecords(t, h.Open(t)) {
+		var w, i int
+		_, err := fmt.Sscanf(r.Reason, "w%d/%d", &w, &i)
+		require.NoError(t, err, "a record kept whole")
+		require.Equal(t, next[w], i, "writer %d's records in its order", w)
+		next[w]++
+	}
+	for w := range writers {
+		assert.Equal(t, each, next[w], "every record of writer %d kept", w)
+	}
 }
 
 type auditSuite struct{ *suite[ports.AuditLog] }

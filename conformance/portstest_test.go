@@ -35,4 +35,10 @@ func TestPortstest(t *testing.T) {
 			return Harness[ports.AuditLog]{Open: func(*testing.T) ports.AuditLog { return l }}
 		})
 	})
+	t.Run("AuditQueue", func(t *testing.T) {
+		RunAuditLog(t, func(*testing.T) Harness[ports.AuditLog] {
+			l := portstest.NewAuditQueue()
+			return Harness[ports.AuditLog]{Open: func(*testing.T) ports.AuditLog { return l }}
+		})
+	})
 }

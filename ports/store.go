@@ -173,11 +173,14 @@ const (
 	AuditRevoke AuditAction = "revoke"
 	AuditDecide AuditAction = "decide"
 	// AuditCall records one tool call a host forwarded for a client (the
-	// mcpward serve gateway): Identity.ServerID is the server, Outcome
-	// "ok", "tool_error" or "refused", and Reason the call's facts as
-	// space-separated key=value words (tool, ms, args_bytes,
-	// result_bytes, and the refusal's reason word when refused). Its
-	// arguments and result are never recorded, not even hashed.
+	// mcpward serve gateway), in two records: one when the call starts
+	// (Outcome "started"; Reason's words call, tool, args_bytes) and one
+	// of its outcome (Outcome "ok", "tool_error" or "refused"; Reason's
+	// words call, tool, ms, args_bytes, result_bytes, and the refusal's
+	// reason word when refused). Identity.ServerID is the server, Reason
+	// the call's facts as space-separated key=value words, and the call
+	// word, the same in both, ties them. Its arguments and result are
+	// never recorded, not even hashed.
 	AuditCall AuditAction = "call"
 )
 
@@ -205,4 +208,33 @@ type AuditLog interface {
 	// Records returns every record in append order: ErrCorrupt (with no
 	// records) when any stored record cannot be read, or ErrUnavailable.
 	Records(ctx context.Context) ([]AuditRecord, error)
+}
+
+// AuditQueue is an AuditLog that can also take a record without waiting
+// for it to be stored: for a record a host need not wait for before it
+// answers (the outcome of a forwarded call, appended after the call's own
+// record was made durable). A host tests for it with a type assertion and
+// appends with Append where it does not implement it.
+//
+// Durability: a record passed to Append is durable when Append returns
+// nil. A record passed to Enqueue is durable once a later Flush on the
+// same handle returns nil; until then a crash may lose it (the handle
+// writes it with its next write: a later Append's, or one it makes on its
+// own shortly after, a few milliseconds at most). Records appended and
+// enqueued through one handle are stored in the order of the calls.
+//
+// Safe for concurrent use.
+type AuditQueue interface {
+	AuditLog
+	// Enqueue takes r to be stored after every record this handle
+	// appended or enqueued before it, and returns without waiting for the
+	// write: ErrUnavailable when r cannot be taken (the handle is closed,
+	// r cannot be encoded). A failure of the later write is reported by
+	// the next Flush.
+	Enqueue(r AuditRecord) error
+	// Flush returns once every record enqueued on this handle before the
+	// call is durable: nil; ErrUnavailable when one could not be written
+	// since the last Flush (it is lost), or when ctx ends first (ctx.Err()
+	// wrapped too).
+	Flush(ctx context.Context) error
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpward/mcpward/ports"
 )
@@ -17,9 +18,10 @@ import (
 // them with one fsync. err is their common outcome, set before done is
 // closed.
 type auditBatch struct {
-	lines [][]byte // a withdrawn line is nil
-	done  chan struct{}
-	err   error
+	lines    [][]byte // a withdrawn line is nil
+	deferred int      // how many lines came from Enqueue
+	done     chan struct{}
+	err      error
 }
 
 // auditQueue is a Store's batch waiting for the audit writer.
@@ -32,7 +34,23 @@ type auditQueue struct {
 	// lock and log are audit.lock and the log, held between writes by
 	// the holder of auditMu.
 	lock, log heldFile
+
+	// delay is how long an enqueued record may wait for a write before
+	// the Store writes it on its own; 0 means deferredDelay.
+	delay time.Duration
+	// timer is the scheduled write of enqueued records, nil when none is
+	// scheduled.
+	timer *time.Timer
+	// lost is set when a write that carried enqueued records failed,
+	// until Flush reports it.
+	lost bool
+	// closed refuses Enqueue once Close began.
+	closed bool
 }
+
+// deferredDelay bounds how long an enqueued audit record waits for a
+// later Append's write before the Store writes it on its own.
+const deferredDelay = 5 * time.Millisecond
 
 // enqueue adds line to the pending batch (made when there is none) and
 // returns the batch and the line's index in it.
@@ -69,6 +87,82 @@ func (q *auditQueue) take() *auditBatch {
 	return b
 }
 
+// enqueueDeferred adds line to the pending batch without waiting for
+// it and makes sure a write of it is scheduled.
+func (s *Store) enqueueDeferred(line []byte) error {
+	q := &s.auditQ
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return unavailable("store closed")
+	}
+	if q.pending == nil {
+		q.pending = &auditBatch{done: make(chan struct{})}
+	}
+	q.pending.lines = append(q.pending.lines, line)
+	q.pending.deferred++
+	if q.timer == nil {
+		d := q.delay
+		if d <= 0 {
+			d = deferredDelay
+		}
+		q.timer = time.AfterFunc(d, s.writeDeferred)
+	}
+	return nil
+}
+
+// writeDeferred is the Store's own write of the pending batch, when
+// enqueued records waited deferredDelay for another write.
+func (s *Store) writeDeferred() {
+	s.auditMu <- struct{}{}
+	defer func() { <-s.auditMu }()
+	s.auditQ.mu.Lock()
+	s.auditQ.timer = nil
+	s.auditQ.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), deferredWriteTimeout)
+	defer cancel()
+	s.commit(ctx, s.auditQ.take())
+}
+
+// deferredWriteTimeout bounds the wait of the Store's own writes (for
+// the cross-process flock).
+const deferredWriteTimeout = 30 * time.Second
+
+// commit writes batch b (nil: nothing pending) and settles it; only the
+// holder of auditMu calls it. A failed write of enqueued records is
+// remembered for Flush.
+func (s *Store) commit(ctx context.Context, b *auditBatch) error {
+	if b == nil {
+		return nil
+	}
+	b.err = s.writeAudit(ctx, b.lines)
+	if b.err != nil && b.deferred > 0 {
+		s.auditQ.mu.Lock()
+		s.auditQ.lost = true
+		s.auditQ.mu.Unlock()
+	}
+	close(b.done)
+	return b.err
+}
+
+// flush makes every line enqueued before it durable: it joins the pending
+// batch with no line of its own, so the batch is written (or was) before
+// it returns, after every earlier batch (batches are written in turn under
+// auditMu). It then reports, once, a lost enqueued record.
+func (s *Store) flush(ctx context.Context) error {
+	if err := s.appendLine(ctx, nil); err != nil {
+		return err
+	}
+	q := &s.auditQ
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lost {
+		q.lost = false
+		return unavailable("an enqueued audit record could not be written")
+	}
+	return nil
+}
+
 // appendLine makes line durable in the audit log: it joins the pending
 // batch; the first of the batch's Appends to get the audit writer
 // (auditMu) writes the whole batch in one write under the cross-process
@@ -101,10 +195,7 @@ func (s *Store) appendLine(ctx context.Context, line []byte) error {
 	}
 	// b is not done, so it is still pending: a writer completes the
 	// batch it takes before it lets go of auditMu.
-	batch := s.auditQ.take()
-	batch.err = s.writeAudit(ctx, batch.lines)
-	close(batch.done)
-	return batch.err
+	return s.commit(ctx, s.auditQ.take())
 }
 
 // heldFile is a file of the store kept open between audit writes, with
@@ -218,13 +309,25 @@ func (s *Store) writeLog(data []byte) error {
 	return nil
 }
 
-// closeAudit closes the files held for audit writes, after the write in
-// progress, if any.
-func (s *Store) closeAudit() {
+// closeAudit writes the enqueued records still pending (the write in
+// progress, if any, first), refuses later ones and closes the files held
+// for audit writes. It returns that write's error.
+func (s *Store) closeAudit() error {
 	s.auditMu <- struct{}{}
 	defer func() { <-s.auditMu }()
-	s.auditQ.lock.drop()
-	s.auditQ.log.drop()
+	q := &s.auditQ
+	q.mu.Lock()
+	q.closed = true
+	if q.timer != nil {
+		q.timer.Stop() // a writeDeferred already started finds nothing pending
+	}
+	q.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), deferredWriteTimeout)
+	defer cancel()
+	err := s.commit(ctx, q.take())
+	q.lock.drop()
+	q.log.drop()
+	return err
 }
 
 // lockWaitError is the error of a wait for the audit writer cut short by

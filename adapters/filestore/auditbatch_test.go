@@ -282,3 +282,53 @@ func TestAuditAppendReturnsAtItsCtxWhileAnotherWrites(t *testing.T) {
 	close(b.done)
 	<-s.auditMu
 }
+
+// TestAuditEnqueueWrittenOnItsOwn: an enqueued record that no later
+// Append carries is written and synced by the Store within its delay;
+// Close writes one still waiting.
+func TestAuditEnqueueWrittenOnItsOwn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir)
+	require.NoError(t, err)
+	rec := &syncRecorder{}
+	rec.install(s, dir, nil)
+	require.NoError(t, s.Enqueue(callRecord(1)))
+	require.Eventually(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return strings.Contains(rec.durable, "n=001;")
+	}, 10*time.Second, time.Millisecond, "written and synced without a Flush")
+
+	s.auditQ.delay = time.Hour
+	require.NoError(t, s.Enqueue(callRecord(2)))
+	require.NoError(t, s.Close())
+	rec.mu.Lock()
+	assert.Contains(t, rec.durable, "n=002;", "Close writes what is enqueued")
+	rec.mu.Unlock()
+	assert.ErrorIs(t, s.Enqueue(callRecord(3)), ports.ErrUnavailable, "Enqueue after Close")
+}
+
+// TestAuditEnqueueFailedWriteReportedByFlush: a failed write of an
+// enqueued record is reported by the next Flush, once; an Append that
+// carried it fails with it.
+func TestAuditEnqueueFailedWriteReportedByFlush(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	s.auditQ.delay = time.Hour
+	bad := &syncRecorder{}
+	bad.install(s, dir, errors.New("injected fsync failure"))
+	require.NoError(t, s.Enqueue(callRecord(1)))
+	assert.ErrorIs(t, s.Append(t.Context(), callRecord(2)), ports.ErrUnavailable, "the write carrying both failed")
+	good := &syncRecorder{}
+	good.install(s, dir, nil)
+	assert.ErrorIs(t, s.Flush(t.Context()), ports.ErrUnavailable, "the lost enqueued record is reported")
+	assert.NoError(t, s.Flush(t.Context()), "once")
+	require.NoError(t, s.Enqueue(callRecord(3)))
+	require.NoError(t, s.Flush(t.Context()))
+	good.mu.Lock()
+	assert.Contains(t, good.durable, "n=003;")
+	good.mu.Unlock()
+	assert.Equal(t, 1, good.syncs, "an empty Flush writes nothing")
+}

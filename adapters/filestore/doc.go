@@ -2,7 +2,7 @@
 // cross-process locks in one private directory on the local filesystem.
 //
 // A *Store returned by Open implements ports.TokenStore, ports.Locker,
-// ports.ApprovalStore and ports.AuditLog. Every Store opened on the same
+// ports.ApprovalStore and ports.AuditLog (a ports.AuditQueue). Every Store opened on the same
 // directory, in this process or another, shares one backing store.
 //
 // # Directory
@@ -69,6 +69,11 @@
 // flock on audit.lock, and fsyncs it before it returns; the records of
 // concurrent Appends of one Store that wait while a write is being synced
 // go out together in the next write and share its fsync (group commit).
+// Enqueue (ports.AuditQueue) puts a record in the same pending batch
+// without waiting: it goes out with the next write, a later Append's or
+// the Store's own at most 5ms after, and is durable after that write's
+// fsync; Flush and Close wait for it. Records of one Store are written in
+// the order of its Append and Enqueue calls.
 // Records reads under a shared flock.
 // When a line cannot be decoded (including a final line torn by a crash),
 // Records returns ports.ErrCorrupt and no records, while Append still

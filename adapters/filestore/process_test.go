@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,9 +23,12 @@ import (
 
 // The child modes of TestHelperProcess, chosen by helperEnv.
 const (
-	helperEnv   = "MCPWARD_FILESTORE_HELPER"
-	modeWrite   = "write" // grant and append N entries, then exit
-	modeHold    = "hold"  // take the lock, say "locked", wait to be killed
+	helperEnv = "MCPWARD_FILESTORE_HELPER"
+	modeWrite = "write" // grant and append N entries, then exit
+	modeHold  = "hold"  // take the lock, say "locked", wait to be killed
+	// modeQueue appends and enqueues audit records (see
+	// TestAuditQueueSurvivesSIGKILL), says "locked", waits to be killed.
+	modeQueue   = "queue"
 	helperReady = "locked"
 )
 
@@ -76,6 +80,26 @@ func runHelper(mode string, args []string) error {
 			}
 		}
 		return nil
+	case modeQueue:
+		s.auditQ.delay = time.Hour // only a later write or Flush writes an enqueued record
+		rec := func(reason string) ports.AuditRecord {
+			return ports.AuditRecord{Action: ports.AuditCall, Identity: ident("srv", "fp"), Reason: reason}
+		}
+		steps := []func() error{
+			func() error { return s.Append(ctx, rec("a1")) },
+			func() error { return s.Enqueue(rec("e1")) },
+			func() error { return s.Flush(ctx) },
+			func() error { return s.Enqueue(rec("e2")) },
+			func() error { return s.Append(ctx, rec("a2")) },
+			func() error { return s.Enqueue(rec("e3")) },
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		fmt.Println(helperReady)
+		select {} // until SIGKILL
 	case modeHold:
 		if _, err := s.Lock(ctx, args[1]); err != nil {
 			return err
@@ -199,4 +223,33 @@ func TestLockAcrossProcessesFailsClosedAndSurvivesSIGKILL(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("lock never released by the killed child")
 	}
+}
+
+// TestAuditQueueSurvivesSIGKILL kills a process at a point where it has
+// appended, enqueued and flushed records: what Append returned and what a
+// Flush or a later Append wrote survives; a record only enqueued since
+// the last write is lost (the crash window ports.AuditQueue states).
+func TestAuditQueueSurvivesSIGKILL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	cmd := helper(t, modeQueue, dir)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, helperReady+"\n", line)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+
+	s, err := Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	recs, err := s.Records(t.Context())
+	require.NoError(t, err, "a killed writer leaves no torn record")
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Reason)
+	}
+	assert.Equal(t, []string{"a1", "e1", "e2", "a2"}, got,
+		"appended (a1, a2), flushed (e1) and written with a later append (e2) survive; e3, only enqueued, does not")
 }

@@ -387,6 +387,34 @@ func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 	return s.appendLine(ctx, line)
 }
 
+// Enqueue implements ports.AuditQueue: it takes r to be written after
+// every record this Store appended or enqueued before it and returns
+// without waiting. r goes out with the Store's next audit write (a later
+// Append's, sharing its fsync, or the Store's own write at most 5ms after
+// the first record that waits for one) and is durable once that write's
+// fsync returns; Flush and Close wait for it. A crash (of the process or
+// the machine) before then may lose r. It returns ErrUnavailable when r
+// cannot be encoded (r.Time's year outside 0-9999) or the Store is
+// closed; a failure of the write that carried r is reported by the next
+// Flush. Safe for concurrent use.
+func (s *Store) Enqueue(r ports.AuditRecord) error {
+	line, err := encodeRecord(r)
+	if err != nil {
+		return unavailable("audit record cannot be encoded")
+	}
+	return s.enqueueDeferred(line)
+}
+
+// Flush implements ports.AuditQueue: it returns once every record
+// enqueued on this Store before the call is durable. It returns
+// ErrUnavailable when a write that carried an enqueued record failed
+// since the last Flush (that record is lost: a failed write is not
+// retried) or this one fails, or when ctx ends while waiting for the audit
+// lock (ctx.Err() wrapped too). Safe for concurrent use.
+func (s *Store) Flush(ctx context.Context) error {
+	return s.flush(ctx)
+}
+
 // Records returns every audit record in append order, with times in UTC
 // (nil, nil for an empty log). It returns ErrCorrupt and no records when any
 // line cannot be decoded, and ErrUnavailable when the log cannot be read, is

@@ -37,6 +37,7 @@ var (
 	_ ports.Locker        = (*Store)(nil)
 	_ ports.ApprovalStore = (*Store)(nil)
 	_ ports.AuditLog      = (*Store)(nil)
+	_ ports.AuditQueue    = (*Store)(nil)
 )
 
 // ErrUnsupportedPlatform is returned by Open on systems without flock
@@ -132,11 +133,13 @@ func Open(dir string) (*Store, error) {
 	}, nil
 }
 
-// Close releases the directory. Operations after Close return
-// ports.ErrUnavailable; locks already held stay held until unlocked.
+// Close writes the audit records still enqueued (see Enqueue) and
+// releases the directory: ports.ErrUnavailable when that write fails.
+// Operations after Close return ports.ErrUnavailable; locks already held
+// stay held until unlocked.
 func (s *Store) Close() error {
-	s.closeAudit()
-	if err := s.root.Close(); err != nil {
+	aerr := s.closeAudit()
+	if err := s.root.Close(); err != nil || aerr != nil {
 		return fmt.Errorf("filestore: close: %w", ports.ErrUnavailable)
 	}
 	return nil

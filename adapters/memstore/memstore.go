@@ -29,6 +29,7 @@ var (
 	_ ports.Locker        = (*Store)(nil)
 	_ ports.ApprovalStore = (*Store)(nil)
 	_ ports.AuditLog      = (*Store)(nil)
+	_ ports.AuditQueue    = (*Store)(nil)
 )
 
 // DefaultMaxAuditRecords is how many audit records a Store keeps when
@@ -203,6 +204,16 @@ func (s *Store) Append(_ context.Context, r ports.AuditRecord) error {
 	s.audit = append(s.audit, r)
 	return nil
 }
+
+// Enqueue implements ports.AuditQueue: the trail is in memory, so r is
+// appended at once, as Append does. It never fails.
+func (s *Store) Enqueue(r ports.AuditRecord) error {
+	return s.Append(context.Background(), r)
+}
+
+// Flush implements ports.AuditQueue: every enqueued record is already
+// appended; it returns nil.
+func (s *Store) Flush(context.Context) error { return nil }
 
 // Records returns a copy of the kept audit records in append order (nil
 // when there is none).

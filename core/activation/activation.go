@@ -245,6 +245,44 @@ func New(o Options) (*Decider, error) {
 // The trust is consulted only when the tier needs an approval or s requires
 // a trusted workspace.
 func (d *Decider) Decide(ctx context.Context, s Subject) (Decision, error) {
+	return d.decideRecorded(ctx, s, d.audit.Append)
+}
+
+// DecideDeferred decides as Decide does, with the same rules, record and
+// errors, except that when the audit log is a ports.AuditQueue the record
+// is enqueued (ports.AuditQueue.Enqueue) rather than made durable before
+// it returns: a host that starts connecting on an allowed decision while
+// the record's fsync runs. The caller must call Flush, and treat its
+// failure as ReasonAuditUnavailable for every decision since the last
+// Flush, before it reports a decision as final or hands out anything
+// connected on it (a crash before Flush returns may lose the records).
+// With any other audit log it is Decide.
+func (d *Decider) DecideDeferred(ctx context.Context, s Subject) (Decision, error) {
+	q, ok := d.audit.(ports.AuditQueue)
+	if !ok {
+		return d.Decide(ctx, s)
+	}
+	return d.decideRecorded(ctx, s, func(_ context.Context, r ports.AuditRecord) error { return q.Enqueue(r) })
+}
+
+// Flush returns once every record DecideDeferred enqueued before the call
+// is durable: nil (at once when the audit log is not a ports.AuditQueue),
+// or a *refusal.Error of Reason ReasonAuditUnavailable (Class Transient
+// when the failure may pass) when a record could not be written or ctx
+// ended first; it wraps the store's sentinel as Decide's errors do.
+func (d *Decider) Flush(ctx context.Context) error {
+	q, ok := d.audit.(ports.AuditQueue)
+	if !ok {
+		return nil
+	}
+	if err := q.Flush(ctx); err != nil {
+		return failure(ReasonAuditUnavailable, "", "", err)
+	}
+	return nil
+}
+
+// decideRecorded decides and records the decision with record.
+func (d *Decider) decideRecorded(ctx context.Context, s Subject, record func(context.Context, ports.AuditRecord) error) (Decision, error) {
 	dec, err := d.decide(ctx, s)
 	rec := ports.AuditRecord{
 		Time:     d.now(),
@@ -256,7 +294,7 @@ func (d *Decider) Decide(ctx context.Context, s Subject) (Decision, error) {
 	if dec.Allowed {
 		rec.Outcome = OutcomeAllowed
 	}
-	if aerr := d.audit.Append(ctx, rec); aerr != nil {
+	if aerr := record(ctx, rec); aerr != nil {
 		failed := Decision{Reason: ReasonAuditUnavailable, Identity: dec.Identity}
 		ferr := failure(ReasonAuditUnavailable, s.ServerID, "", aerr)
 		if err != nil {

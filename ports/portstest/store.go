@@ -290,3 +290,77 @@ func (l *AuditLog) Records(ctx context.Context) ([]ports.AuditRecord, error) {
 	defer l.mu.Unlock()
 	return slices.Clone(l.records), nil
 }
+
+// AuditQueue is an in-memory ports.AuditQueue that tells what a crash
+// would keep: Records returns the durable records (appended, or enqueued
+// and then flushed), Pending the enqueued ones a crash would lose.
+// ErrUnavailable occurs only when injected; ctx is not consulted.
+// Fallible methods: "Append", "Enqueue", "Flush", "Records" (a failed
+// Flush loses the pending records, as a failed write does).
+type AuditQueue struct {
+	Faults
+	mu               sync.Mutex
+	durable, pending []ports.AuditRecord
+}
+
+// NewAuditQueue returns an empty AuditQueue.
+func NewAuditQueue() *AuditQueue {
+	q := &AuditQueue{}
+	q.setMethods("Append", "Enqueue", "Flush", "Records")
+	return q
+}
+
+// Append makes the pending records and r durable, in that order.
+func (q *AuditQueue) Append(ctx context.Context, r ports.AuditRecord) error {
+	if err := q.hit("Append"); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.durable = append(q.durable, q.pending...)
+	q.pending = nil
+	q.durable = append(q.durable, r)
+	return nil
+}
+
+// Enqueue adds r to the pending records.
+func (q *AuditQueue) Enqueue(r ports.AuditRecord) error {
+	if err := q.hit("Enqueue"); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(q.pending, r)
+	return nil
+}
+
+// Flush makes the pending records durable, or drops them when a failure
+// is injected.
+func (q *AuditQueue) Flush(ctx context.Context) error {
+	err := q.hit("Flush")
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err == nil {
+		q.durable = append(q.durable, q.pending...)
+	}
+	q.pending = nil
+	return err
+}
+
+// Records returns a copy of the durable records in order (nil when there
+// is none).
+func (q *AuditQueue) Records(ctx context.Context) ([]ports.AuditRecord, error) {
+	if err := q.hit("Records"); err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.durable), nil
+}
+
+// Pending returns a copy of the records enqueued and not yet durable.
+func (q *AuditQueue) Pending() []ports.AuditRecord {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.pending)
+}

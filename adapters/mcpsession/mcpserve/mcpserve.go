@@ -748,7 +748,8 @@ const TruncatedMeta = "mcpward/truncated"
 const TruncatedNotice = "[mcpward: this result was cut to its admission cap; the rest was not sent]"
 
 // toResult is r as the SDK's result: its content blocks decoded by the
-// SDK (a result of text blocks alone by plainResult, to the same value),
+// SDK (a result of plain text, image, audio, resource link and embedded
+// resource blocks, _meta included, by plainResult, to the same value),
 // its structured content (already checked against the tool's output
 // schema by the catalog) passed on. A result the SDK cannot decode (a block of a type it does not
 // know) is an error result that says so. A result the Backend cut

@@ -55,8 +55,28 @@ func TestPlainResult(t *testing.T) {
 		{name: "structured", content: `[{"type":"text","text":"{}"}]`, structured: `{"b":[1,2.5,1e3,12345678901234567890],"a":{"c":null,"d":true}}`, plain: true},
 		{name: "an empty text", content: `[{"type":"text","text":""}]`, plain: true},
 		{name: "annotations", content: `[{"type":"text","text":"a","annotations":{"priority":1}}]`},
-		{name: "meta", content: `[{"type":"text","text":"a","_meta":{}}]`},
-		{name: "an image", content: `[{"type":"image","data":"AA==","mimeType":"image/png"}]`},
+		{name: "meta", content: `[{"type":"text","text":"a","_meta":{}}]`, plain: true},
+		{name: "meta with values", content: `[{"type":"text","text":"a","_meta":{"k":[1,"x",{"y":null}],"b":true}}]`, plain: true},
+		{name: "a null meta", content: `[{"type":"text","text":"a","_meta":null}]`},
+		{name: "an image", content: `[{"type":"image","data":"AA==","mimeType":"image/png"}]`, plain: true},
+		{name: "an image of no data", content: `[{"type":"image","data":"","mimeType":"image/png"}]`, plain: true},
+		{name: "an image without data", content: `[{"type":"image","mimeType":"image/png"}]`, plain: true},
+		{name: "audio with meta", content: `[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav","_meta":{"a":1}}]`, plain: true},
+		{name: "base64 not canonical", content: `[{"type":"image","data":"AB==","mimeType":"image/png"}]`},
+		{name: "base64 with a newline", content: `[{"type":"image","data":"AA\n==","mimeType":"image/png"}]`},
+		{name: "base64 with an escape", content: `[{"type":"image","data":"A\u0041==","mimeType":"image/png"}]`},
+		{name: "a resource link", content: `[{"type":"resource_link","uri":"file:///a","name":"a","title":"A","description":"d","mimeType":"text/plain","size":12,"_meta":{}}]`, plain: true},
+		{name: "a resource link of size 0", content: `[{"type":"resource_link","uri":"file:///a","name":"a","size":0}]`, plain: true},
+		{name: "a size with a fraction", content: `[{"type":"resource_link","uri":"file:///a","name":"a","size":1.0}]`},
+		{name: "a size out of range", content: `[{"type":"resource_link","uri":"file:///a","name":"a","size":9223372036854775808}]`},
+		{name: "icons", content: `[{"type":"resource_link","uri":"file:///a","name":"a","icons":[]}]`},
+		{name: "an embedded text resource", content: `[{"type":"resource","resource":{"uri":"file:///a","mimeType":"text/plain","text":"hi","_meta":{"x":1}}}]`, plain: true},
+		{name: "an embedded blob", content: `[{"type":"resource","resource":{"uri":"file:///b","blob":"AAEC"}},{"type":"text","text":"t"}]`, plain: true},
+		{name: "an empty blob", content: `[{"type":"resource","resource":{"uri":"file:///b","blob":""}}]`},
+		{name: "a resource of null", content: `[{"type":"resource","resource":null}]`},
+		{name: "a resource member unknown", content: `[{"type":"resource","resource":{"uri":"u","size":1}}]`},
+		{name: "a null string", content: `[{"type":"resource_link","uri":null,"name":"a"}]`},
+		{name: "a member unknown", content: `[{"type":"image","data":"AA==","mimeType":"image/png","name":"x"}]`},
 		{name: "a key in other case", content: `[{"type":"text","Text":"a"}]`},
 		{name: "no text", content: `[{"type":"text"}]`},
 		{name: "a null block", content: `[null]`},
@@ -75,7 +95,8 @@ func TestPlainResult(t *testing.T) {
 // TestToResultTakesThePlainPath: a text result is what the SDK's decoding
 // made; one with other blocks still goes through the SDK.
 func TestToResultTakesThePlainPath(t *testing.T) {
-	for _, content := range []string{`[{"type":"text","text":"hi"}]`, `[{"type":"image","data":"AA==","mimeType":"image/png"}]`, `[{"type":"nope"}]`} {
+	for _, content := range []string{`[{"type":"text","text":"hi"}]`, `[{"type":"image","data":"AA==","mimeType":"image/png"}]`,
+		`[{"type":"image","data":"AA==","mimeType":"image/png","annotations":{"priority":0.5}}]`, `[{"type":"nope"}]`} {
 		raw, err := wireJSON(json.RawMessage(content), nil, false)
 		require.NoError(t, err)
 		want, err := sdkResult(raw)
@@ -95,6 +116,11 @@ func FuzzPlainResult(f *testing.F) {
 	f.Add(`[{"type":"text","text":"h\u00e9\"\\"}]`, `{"a":[1,-0,2e-7,{"b":"\u2028"}]}`, true)
 	f.Add(`[{"text":"x","type":"text","text":"y"}]`, `null`, false)
 	f.Add(`[{"type":"text","text":null}]`, `7`, false)
+	f.Add(`[{"type":"image","data":"AA==","mimeType":"image/png","_meta":{"a":[1.5]}}]`, ``, false)
+	f.Add(`[{"type":"audio","data":"","mimeType":""}]`, ``, true)
+	f.Add(`[{"type":"resource_link","uri":"file:///a","name":"a","size":-3,"title":"t"}]`, `{}`, false)
+	f.Add(`[{"type":"resource","resource":{"uri":"u","blob":"AAEC","mimeType":"x"},"_meta":{}}]`, ``, false)
+	f.Add(`[{"type":"resource","resource":{"uri":"u","text":"\u00e9"}}]`, ``, false)
 	f.Fuzz(func(t *testing.T, content, structured string, isError bool) {
 		checkPlain(t, content, structured, isError)
 	})

@@ -29,8 +29,10 @@ func main() {
 	flag.IntVar(&cfg.FleetRounds, "fleet-rounds", d.FleetRounds, "rounds of the memory measurement")
 	flag.StringVar(&rawOut, "raw", "", "also write every process's figures to this file as JSON")
 	transports := flag.String("transports", strings.Join(harness.Transports, ","), "comma-separated transports")
+	eras := flag.String("eras", strings.Join(harness.Eras, ","), "comma-separated protocol eras (legacy, modern)")
 	flag.Parse()
 	cfg.Transports = strings.Split(*transports, ",")
+	cfg.Eras = strings.Split(*eras, ",")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg); err != nil {
@@ -69,8 +71,10 @@ func writeRaw(path string, r *harness.Results) error {
 	var all []clientkit.Figures
 	for _, k := range harness.Kinds {
 		for _, tr := range r.Config.Transports {
-			all = append(all, r.Runs[harness.Key{Kind: k, Transport: tr}]...)
-			all = append(all, r.Fleets[harness.Key{Kind: k, Transport: tr}]...)
+			for _, era := range r.Config.Eras {
+				all = append(all, r.Runs[harness.Key{Kind: k, Transport: tr, Era: era}]...)
+				all = append(all, r.Fleets[harness.Key{Kind: k, Transport: tr, Era: era}]...)
+			}
 		}
 	}
 	b, err := json.MarshalIndent(all, "", "  ")

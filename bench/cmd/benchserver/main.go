@@ -25,6 +25,7 @@ func main() {
 	tools := flag.Int("tools", fixture.Tools, "tools besides echo")
 	addr := flag.String("http", "", "serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:0) instead of stdio")
 	jsonResponse := flag.Bool("json", false, "http: answer POSTs with application/json instead of an SSE stream")
+	stateless := flag.Bool("stateless", false, "http: stateless Streamable HTTP (the go-sdk serves the 2026-07-28 era only so)")
 	flag.Parse()
 	srv := fixture.Server(*tools)
 	if *addr == "" {
@@ -45,6 +46,6 @@ func main() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: *jsonResponse})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: *jsonResponse, Stateless: *stateless})
 	log.Fatal(http.Serve(ln, h))
 }

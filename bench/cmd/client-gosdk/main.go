@@ -1,6 +1,8 @@
 // Command client-gosdk is the raw go-sdk client of the peer benchmark: the
-// official SDK's mcp.Client pinned to protocol 2025-11-25, the baseline
-// every other client kind is a ratio of.
+// official SDK's mcp.Client pinned to the protocol version of the era the
+// harness asks for (-era: 2025-11-25, or 2026-07-28 with server/discover),
+// asking for list changes as a host does, the baseline every other client
+// kind of that era is a ratio of.
 package main
 
 import (
@@ -17,7 +19,13 @@ import (
 )
 
 func main() {
-	clientkit.Main("go-sdk", driver{mcp.NewClient(&mcp.Implementation{Name: "bench-gosdk", Version: "1"}, nil)})
+	// It asks for list changes as a host does (and as mcpward does): in
+	// the modern era that opens a subscriptions/listen stream at connect.
+	clientkit.Main("go-sdk", driver{mcp.NewClient(&mcp.Implementation{Name: "bench-gosdk", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+	})})
 }
 
 type driver struct{ client *mcp.Client }
@@ -37,7 +45,7 @@ func (d driver) Connect(ctx context.Context, t clientkit.Target) (clientkit.Conn
 	} else {
 		tr = &mcp.CommandTransport{Command: exec.Command(t.Command, t.Args...)}
 	}
-	cs, err := d.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fixture.ProtocolVersion})
+	cs, err := d.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fixture.Version(t.Era)})
 	if err != nil {
 		return nil, err
 	}

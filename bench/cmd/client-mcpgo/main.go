@@ -1,6 +1,7 @@
 // Command client-mcpgo is the github.com/mark3labs/mcp-go client of the
-// peer benchmark, pinned to protocol 2025-11-25 like the others. It is
-// here for comparison only: no mcpward module links mcp-go.
+// peer benchmark, pinned to protocol 2025-11-25: it is measured in the
+// legacy era only (it refuses -era modern; the harness does not ask). It
+// is here for comparison only: no mcpward module links mcp-go.
 package main
 
 import (
@@ -27,6 +28,9 @@ type conn struct {
 
 func (d driver) Connect(ctx context.Context, t clientkit.Target) (clientkit.Conn, error) {
 	var tr transport.Interface
+	if t.Era == "modern" {
+		return nil, errors.New("mcp-go is measured in the legacy era only")
+	}
 	if t.Transport == "http" {
 		h, err := transport.NewStreamableHTTP(t.URL)
 		if err != nil {

@@ -2,11 +2,10 @@
 // uses it: a composition Host of the in-memory profile (memory.Open),
 // Host.Connect of a user-tier definition, calls through Fleet.CallServerTool (the
 // catalog's argument validation, the supervisor's call bounds, the
-// session), every default as shipped but one: like the other clients it
-// speaks fixture.ProtocolVersion (the legacy era; by default mcpward
-// would probe with server/discover first, and over stdio the go-sdk
-// benchserver would answer it). The modern era is measured beside the raw
-// SDK in adapters/mcpsession (BenchmarkEraCall, BenchmarkEraConnect).
+// session), every default as shipped but one: it accepts the versions of
+// the era the harness asks for (-era), as the raw go-sdk client beside it
+// is pinned to that era's version: mcpsession.LegacyVersions (initialize,
+// no server/discover probe first) or mcpsession.ModernVersions.
 package main
 
 import (
@@ -72,8 +71,12 @@ func (d driver) connect(ctx context.Context, ts []clientkit.Target) (*compositio
 	if err != nil {
 		return nil, nil, err
 	}
+	accept := mcpsession.LegacyVersions()
+	if len(ts) > 0 && ts[0].Era == "modern" {
+		accept = mcpsession.ModernVersions()
+	}
 	fleet := d.host.Connect(ctx, []definition.Source{{Tier: ports.TierUser, Origin: "bench.json", Data: data}},
-		&composition.ConnectOptions{Session: &mcpsession.Options{AcceptVersions: []string{fixture.ProtocolVersion}}})
+		&composition.ConnectOptions{Session: &mcpsession.Options{AcceptVersions: accept}})
 	results := fleet.Servers()
 	var bad []string
 	for _, s := range results {

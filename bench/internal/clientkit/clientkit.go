@@ -41,6 +41,9 @@ type Target struct {
 	Args    []string
 	// URL is a Streamable HTTP server's endpoint.
 	URL string
+	// Era is the protocol era to speak: "legacy" (fixture.LegacyVersion)
+	// or "modern" (fixture.ModernVersion).
+	Era string
 }
 
 // Conn is one connected server whose tools have been listed.
@@ -69,6 +72,7 @@ type Driver interface {
 type Figures struct {
 	Kind      string `json:"kind"`
 	Transport string `json:"transport"`
+	Era       string `json:"era"`
 
 	// ConnectNS is the median time to connect to the small server (echo
 	// only) and list its tools, over Connects connects.
@@ -117,6 +121,7 @@ type Figures struct {
 // Options are the command line of a client program.
 type Options struct {
 	Transport string
+	Era       string // "legacy" or "modern"
 	Server    string // stdio: the server binary
 	URL       string // http: the full server's endpoint
 	SmallURL  string // http: the small server's endpoint
@@ -141,6 +146,7 @@ type Options struct {
 func Main(kind string, d Driver) {
 	var o Options
 	flag.StringVar(&o.Transport, "transport", "stdio", "stdio or http")
+	flag.StringVar(&o.Era, "era", "legacy", "protocol era: legacy ("+fixture.LegacyVersion+") or modern ("+fixture.ModernVersion+")")
 	flag.StringVar(&o.Server, "server", "", "stdio: the benchserver binary")
 	flag.StringVar(&o.URL, "url", "", "http: the full server's endpoint")
 	flag.StringVar(&o.SmallURL, "small-url", "", "http: the small server's endpoint")
@@ -157,7 +163,7 @@ func Main(kind string, d Driver) {
 	defer cancel()
 	f, err := Measure(ctx, kind, d, o)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s/%s: %v\n", kind, o.Transport, err)
+		fmt.Fprintf(os.Stderr, "%s/%s/%s: %v\n", kind, o.Era, o.Transport, err)
 		os.Exit(1)
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(f); err != nil {
@@ -171,13 +177,13 @@ func (o Options) target(name string, full bool) Target {
 		if full {
 			u = o.URL
 		}
-		return Target{Name: name, Transport: "http", URL: u}
+		return Target{Name: name, Transport: "http", URL: u, Era: o.Era}
 	}
 	n := 0
 	if full {
 		n = o.Tools
 	}
-	return Target{Name: name, Transport: "stdio", Command: o.Server, Args: []string{"-tools", strconv.Itoa(n)}}
+	return Target{Name: name, Transport: "stdio", Command: o.Server, Args: []string{"-tools", strconv.Itoa(n)}, Era: o.Era}
 }
 
 // Concurrency is how many callers share one connection in the throughput
@@ -186,9 +192,15 @@ const Concurrency = 8
 
 // Measure runs the measurements of o on d.
 func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, error) {
-	f := Figures{Kind: kind, Transport: o.Transport}
+	if o.Era == "" {
+		o.Era = "legacy"
+	}
+	f := Figures{Kind: kind, Transport: o.Transport, Era: o.Era}
 	if o.Transport != "stdio" && o.Transport != "http" {
 		return f, fmt.Errorf("unknown transport %q", o.Transport)
+	}
+	if !slices.Contains(fixture.Eras, o.Era) {
+		return f, fmt.Errorf("unknown era %q", o.Era)
 	}
 	if o.Fleet > 0 {
 		return measureFleet(ctx, d, o, f)

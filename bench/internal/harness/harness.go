@@ -1,9 +1,9 @@
 // Package harness runs the peer benchmark: it builds the server and one
 // client program per client kind, starts the Streamable HTTP servers on
 // loopback, runs every client kind in its own process over every
-// transport for a number of interleaved rounds, reads each process's
-// figures back as JSON and reports medians and ratios to the raw go-sdk
-// client as markdown.
+// transport and protocol era for a number of interleaved rounds, reads
+// each process's figures back as JSON and reports medians and ratios to
+// the raw go-sdk client of the same era as markdown.
 package harness
 
 import (
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/bench/internal/clientkit"
+	"github.com/mcpward/mcpward/bench/internal/fixture"
 )
 
 // Kinds are the client kinds, the baseline first.
@@ -30,6 +31,13 @@ var Kinds = []string{"go-sdk", "mcp-go", "mcpward"}
 
 // Transports are the transports every kind runs over.
 var Transports = []string{"stdio", "http"}
+
+// Eras are the protocol eras measured, legacy first (fixture.Eras).
+var Eras = fixture.Eras
+
+// speaks reports whether kind is measured in era: mcp-go only in the
+// legacy one.
+func speaks(kind, era string) bool { return era == "legacy" || kind != "mcp-go" }
 
 // programs maps a kind to its client program's package (under cmd/).
 var programs = map[string]string{"go-sdk": "client-gosdk", "mcp-go": "client-mcpgo", "mcpward": "client-mcpward"}
@@ -63,6 +71,9 @@ type Config struct {
 	Fleet, FleetRounds int
 	// Transports limits the transports (nil: Transports).
 	Transports []string
+	// Eras limits the protocol eras (nil: Eras). The memory measurement
+	// (Fleet) runs in the first alone.
+	Eras []string
 	// Log, when non-nil, gets one line per process run.
 	Log io.Writer
 }
@@ -93,6 +104,9 @@ func (c *Config) fill() {
 	if c.Transports == nil {
 		c.Transports = Transports
 	}
+	if c.Eras == nil {
+		c.Eras = Eras
+	}
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
@@ -109,8 +123,8 @@ type Results struct {
 	ServerStarts []time.Duration
 }
 
-// Key is a client kind over a transport.
-type Key struct{ Kind, Transport string }
+// Key is a client kind over a transport in a protocol era.
+type Key struct{ Kind, Transport, Era string }
 
 // httpServer is a benchserver serving Streamable HTTP on loopback.
 type httpServer struct {
@@ -119,8 +133,9 @@ type httpServer struct {
 	url   string
 }
 
-func startHTTP(ctx context.Context, dir string, tools int) (*httpServer, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "benchserver"), "-http", "127.0.0.1:0", "-tools", strconv.Itoa(tools))
+func startHTTP(ctx context.Context, dir string, tools int, stateless bool) (*httpServer, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "benchserver"), "-http", "127.0.0.1:0", "-tools", strconv.Itoa(tools),
+		"-stateless="+strconv.FormatBool(stateless))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -159,25 +174,32 @@ func (s *httpServer) stop() {
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	cfg.fill()
 	r := &Results{Config: cfg, Runs: map[Key][]clientkit.Figures{}, Fleets: map[Key][]clientkit.Figures{}}
+	// The HTTP servers of each era: the go-sdk serves 2026-07-28 on
+	// stateless Streamable HTTP alone, so the modern era's servers are
+	// stateless ones (as a modern deployment's are) and the legacy era's
+	// the stateful ones the legacy figures were always measured on.
 	urls := map[string]string{}
 	if slices.Contains(cfg.Transports, "http") {
-		full, err := startHTTP(ctx, cfg.Dir, cfg.Tools)
-		if err != nil {
-			return nil, err
+		for _, era := range cfg.Eras {
+			for _, which := range []string{"full", "small"} {
+				tools := cfg.Tools
+				if which == "small" {
+					tools = 0
+				}
+				s, err := startHTTP(ctx, cfg.Dir, tools, era == "modern")
+				if err != nil {
+					return nil, err
+				}
+				defer s.stop()
+				urls[era+"/"+which] = s.url
+			}
 		}
-		defer full.stop()
-		small, err := startHTTP(ctx, cfg.Dir, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer small.stop()
-		urls["full"], urls["small"] = full.url, small.url
 	}
-	args := func(transport string) []string {
-		a := []string{"-transport", transport, "-calls", strconv.Itoa(cfg.Calls), "-connects", strconv.Itoa(cfg.Connects),
+	args := func(transport, era string) []string {
+		a := []string{"-transport", transport, "-era", era, "-calls", strconv.Itoa(cfg.Calls), "-connects", strconv.Itoa(cfg.Connects),
 			"-conc-calls", strconv.Itoa(cfg.ConcCalls)}
 		if transport == "http" {
-			return append(a, "-url", urls["full"], "-small-url", urls["small"])
+			return append(a, "-url", urls[era+"/full"], "-small-url", urls[era+"/small"])
 		}
 		return append(a, "-server", filepath.Join(cfg.Dir, "benchserver"), "-tools", strconv.Itoa(cfg.Tools))
 	}
@@ -190,14 +212,20 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			r.ServerStarts = append(r.ServerStarts, d)
 		}
 		for _, tr := range cfg.Transports {
-			for i := range Kinds {
-				kind := Kinds[(i+round)%len(Kinds)]
-				f, err := runClient(ctx, cfg, kind, args(tr))
-				if err != nil {
-					return nil, err
+			for _, era := range cfg.Eras {
+				for i := range Kinds {
+					kind := Kinds[(i+round)%len(Kinds)]
+					if !speaks(kind, era) {
+						continue
+					}
+					f, err := runClient(ctx, cfg, kind, args(tr, era))
+					if err != nil {
+						return nil, err
+					}
+					fmt.Fprintf(cfg.Log, "round %d %s/%s/%s: p50 %s, listing %s\n", round+1, kind, era, tr, time.Duration(f.CallP50NS), time.Duration(f.ListNS))
+					k := Key{kind, tr, era}
+					r.Runs[k] = append(r.Runs[k], f)
 				}
-				fmt.Fprintf(cfg.Log, "round %d %s/%s: p50 %s, listing %s\n", round+1, kind, tr, time.Duration(f.CallP50NS), time.Duration(f.ListNS))
-				r.Runs[Key{kind, tr}] = append(r.Runs[Key{kind, tr}], f)
 			}
 		}
 	}
@@ -206,14 +234,19 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			for _, tr := range cfg.Transports {
 				for i := range Kinds {
 					kind := Kinds[(i+round)%len(Kinds)]
-					a := append(args(tr), "-fleet", strconv.Itoa(cfg.Fleet))
+					era := cfg.Eras[0]
+					if !speaks(kind, era) {
+						continue
+					}
+					a := append(args(tr, era), "-fleet", strconv.Itoa(cfg.Fleet))
 					f, err := runClient(ctx, cfg, kind, a)
 					if err != nil {
 						return nil, err
 					}
-					fmt.Fprintf(cfg.Log, "fleet round %d %s/%s: %d servers, heap %s, RSS %s\n", round+1, kind, tr, f.Servers,
+					fmt.Fprintf(cfg.Log, "fleet round %d %s/%s/%s: %d servers, heap %s, RSS %s\n", round+1, kind, era, tr, f.Servers,
 						size(float64(f.FleetHeapBytes)), size(float64(f.FleetRSSBytes)))
-					r.Fleets[Key{kind, tr}] = append(r.Fleets[Key{kind, tr}], f)
+					k := Key{kind, tr, era}
+					r.Fleets[k] = append(r.Fleets[k], f)
 				}
 			}
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSmoke builds the programs and runs every client kind over every
-// transport once, with a few calls, a 200-tool listing and a fleet of two
+// transport in every era it speaks once, with a few calls, a 200-tool listing and a fleet of two
 // servers, and checks that each produced sane figures and that the report
 // names every kind. It keeps the benchmark from rotting; it measures
 // nothing (make bench-peers does).
@@ -29,7 +29,7 @@ func TestSmoke(t *testing.T) {
 	t.Logf("built in %s", time.Since(start))
 	// Leftovers sees a running server of dir (else the check below is void).
 	var r *Results
-	s, err := startHTTP(ctx, dir, 0)
+	s, err := startHTTP(ctx, dir, 0, false)
 	require.NoError(t, err)
 	assert.Contains(t, Leftovers(dir), s.cmd.Process.Pid)
 	s.stop()
@@ -41,9 +41,38 @@ func TestSmoke(t *testing.T) {
 	// that saw its stdin close may take a moment to exit.
 	require.Eventually(t, func() bool { return len(Leftovers(dir)) == 0 }, 5*time.Second, 50*time.Millisecond,
 		"processes of the benchmark left running")
-	for _, tr := range Transports {
-		for _, kind := range Kinds {
-			k := Key{kind, tr}
+	for _, era := range Eras {
+		for _, tr := range Transports {
+			for _, kind := range Kinds {
+				k := Key{kind, tr, era}
+				if !speaks(kind, era) {
+					assert.Empty(t, r.Runs[k], "%s/%s/%s", kind, era, tr)
+					continue
+				}
+				smokeRun(t, r, k, era == Eras[0])
+			}
+		}
+	}
+	var out bytes.Buffer
+	r.Markdown(&out)
+	assert.Contains(t, out.String(), "| listing | listing CPU | listing bytes | listing allocs |")
+	for _, kind := range Kinds {
+		assert.Contains(t, out.String(), "| "+kind+" | legacy 2025-11-25 | stdio |")
+		assert.Contains(t, out.String(), "| "+kind+" | legacy 2025-11-25 | http |")
+	}
+	for _, kind := range []string{"go-sdk", "mcpward"} {
+		assert.Contains(t, out.String(), "| "+kind+" | modern 2026-07-28 | stdio |")
+		assert.Contains(t, out.String(), "| "+kind+" | modern 2026-07-28 | http |")
+	}
+	assert.NotContains(t, out.String(), "| mcp-go | modern")
+}
+
+// smokeRun checks the figures of k's one run (and, when fleet, of its one
+// fleet run).
+func smokeRun(t *testing.T, r *Results, k Key, fleet bool) {
+	kind, tr := k.Kind, k.Era+"/"+k.Transport
+	{
+		{
 			require.Len(t, r.Runs[k], 1, "%s/%s", kind, tr)
 			f := r.Runs[k][0]
 			assert.Equal(t, 201, f.Tools, "%s/%s listed every tool and echo", kind, tr)
@@ -61,6 +90,11 @@ func TestSmoke(t *testing.T) {
 			assert.GreaterOrEqual(t, f.RSSBytes, f.RetainedBytes, "%s/%s", kind, tr)
 			assert.GreaterOrEqual(t, f.ListCPUNS, int64(0), "%s/%s", kind, tr)
 
+			assert.Equal(t, k.Era, f.Era)
+			if !fleet {
+				assert.Empty(t, r.Fleets[k])
+				return
+			}
 			require.Len(t, r.Fleets[k], 1, "%s/%s", kind, tr)
 			fl := r.Fleets[k][0]
 			assert.Equal(t, 2, fl.Servers)
@@ -69,13 +103,6 @@ func TestSmoke(t *testing.T) {
 			assert.Positive(t, fl.FleetConnectNS, "%s/%s", kind, tr)
 			assert.Positive(t, fl.FleetCloseNS, "%s/%s", kind, tr)
 		}
-	}
-	var out bytes.Buffer
-	r.Markdown(&out)
-	assert.Contains(t, out.String(), "| listing | listing CPU | listing bytes | listing allocs |")
-	for _, kind := range Kinds {
-		assert.Contains(t, out.String(), "| "+kind+" | stdio |")
-		assert.Contains(t, out.String(), "| "+kind+" | http |")
 	}
 }
 

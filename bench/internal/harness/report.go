@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpward/mcpward/bench/internal/clientkit"
+	"github.com/mcpward/mcpward/bench/internal/fixture"
 )
 
 // Median returns the median of the figure get reads from every run of
@@ -91,9 +92,9 @@ var fleetColumns = []column{
 
 // table writes one markdown table of cols over runs: the go-sdk row in
 // absolute figures, every other row as its ratio to go-sdk's median over
-// the same transport, then its own median in brackets.
+// the same transport in the same era, then its own median in brackets.
 func (r *Results) table(w io.Writer, runs map[Key][]clientkit.Figures, cols []column) {
-	fmt.Fprint(w, "| client | transport |")
+	fmt.Fprint(w, "| client | era | transport |")
 	for _, c := range cols {
 		name := c.name
 		if name == "10k listing" && r.Config.Tools != 10_000 {
@@ -101,19 +102,28 @@ func (r *Results) table(w io.Writer, runs map[Key][]clientkit.Figures, cols []co
 		}
 		fmt.Fprintf(w, " %s |", name)
 	}
-	fmt.Fprint(w, "\n|---|---|")
+	fmt.Fprint(w, "\n|---|---|---|")
 	for range cols {
 		fmt.Fprint(w, "---|")
 	}
 	fmt.Fprintln(w)
 	for _, tr := range r.Config.Transports {
-		base := runs[Key{Kinds[0], tr}]
+		for _, era := range r.Config.Eras {
+			r.rows(w, runs, cols, tr, era)
+		}
+	}
+}
+
+// rows writes the rows of table over transport tr in era.
+func (r *Results) rows(w io.Writer, runs map[Key][]clientkit.Figures, cols []column, tr, era string) {
+	{
+		base := runs[Key{Kinds[0], tr, era}]
 		for _, kind := range Kinds {
-			own := runs[Key{kind, tr}]
+			own := runs[Key{kind, tr, era}]
 			if len(own) == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s |", kind, tr)
+			fmt.Fprintf(w, "| %s | %s %s | %s |", kind, era, fixture.Version(era), tr)
 			for _, c := range cols {
 				m, b := Median(own, c.get), Median(base, c.get)
 				switch {
@@ -135,7 +145,8 @@ func (r *Results) table(w io.Writer, runs map[Key][]clientkit.Figures, cols []co
 func (r *Results) Markdown(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "Medians of %d interleaved rounds (one process per client kind, transport and round); "+
-		"go-sdk in absolute figures, every other client as its ratio to go-sdk (its own median in brackets). "+
+		"go-sdk in absolute figures, every other client as its ratio to go-sdk in the same protocol era (its own median in brackets); "+
+		"mcp-go in the legacy era alone, the memory measurement in the first era alone. "+
 		"%d sequential echo calls, %d connects, %d calls shared by %d concurrent callers (calls/s), a listing of %d tools + echo.\n\n",
 		c.Rounds, c.Calls, c.Connects, c.ConcCalls, clientkit.Concurrency, c.Tools)
 	r.table(w, r.Runs, callColumns)

@@ -413,7 +413,11 @@ func (b gatewayBackend) CallTool(ctx context.Context, name string, args json.Raw
 			g.log.Warn("mcpward serve: the audit record of a call could not be appended", "server", rt.server)
 		}
 	}
-	g.auditOutcome(rt, id, g.now().Sub(start), len(args), r, err)
+	handed := false
+	if ir := ports.InputRoundOf(ctx); ir != nil && err == nil && len(ir.Requests) > 0 {
+		handed = true // the upstream asked: the round goes back to the client
+	}
+	g.auditOutcome(rt, id, g.now().Sub(start), len(args), r, err, handed)
 	return r, err
 }
 
@@ -465,7 +469,9 @@ func (g *Gateway) auditStart(rt route, id string, argBytes int) <-chan error {
 // commit: the next call's start record, or the store's own write within
 // milliseconds), otherwise appended by a goroutine Close waits for. The
 // call's start record is durable already, so the outcome follows it.
-func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes int, r ports.ToolResult, err error) {
+// handed says the upstream answered with questions (an input_required
+// round handed on to the client): Outcome "input_required", not a result.
+func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes int, r ports.ToolResult, err error, handed bool) {
 	al := g.f.host.audit
 	if al == nil {
 		return
@@ -478,6 +484,8 @@ func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes in
 		if errors.As(err, &re) {
 			reason = re.Reason
 		}
+	case handed:
+		outcome = "input_required"
 	case r.IsError:
 		outcome = "tool_error"
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +120,16 @@ func TestServeHTTPModernRounds(t *testing.T) {
 	assert.Equal(t, "Ann works in file:///work", text(r))
 	assert.Equal(t, []string{"your name?"}, asked)
 	assert.Equal(t, []string{"", "round=1\x00é", "round=2;name=Ann"}, states(), "the upstream's states, unchanged")
+	// The audit: the two rounds handed on are input_required, not
+	// tool errors; the last is ok (outcome records are enqueued: the
+	// store writes them within milliseconds).
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.root, "state", "mcpward", "store", "audit.jsonl"))
+		return strings.Count(string(b), `"input_required"`) == 2 && strings.Contains(string(b), `"ok"`)
+	}, 10*time.Second, 20*time.Millisecond, "two handed rounds and one result in the audit")
+	b, err := os.ReadFile(filepath.Join(w.root, "state", "mcpward", "store", "audit.jsonl"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"tool_error"`, "a handed round is not a tool error")
 
 	r = call(t, cs, "mcp__up__sample", map[string]any{})
 	assert.True(t, r.IsError)

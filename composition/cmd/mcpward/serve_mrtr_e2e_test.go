@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,10 +36,17 @@ func TestServeElicitationMultiRound(t *testing.T) {
 		tool string
 	}{{[]string{"serve"}, "mcp__asker__ask"}, {[]string{"serve", "asker"}, "ask"}} {
 		t.Run(tc.args[len(tc.args)-1], func(t *testing.T) {
+			// Never blocks: a second question would fail the count below,
+			// not hang the call.
 			asked := make(chan *mcp.ElicitParams, 1)
+			var questions atomic.Int32
 			c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, &mcp.ClientOptions{
 				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked <- r.Params
+					questions.Add(1)
+					select {
+					case asked <- r.Params:
+					default:
+					}
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann", "age": 41, "score": 1.5, "status": "pending", "verified": false}}, nil
 				},
 			})
@@ -56,6 +64,7 @@ func TestServeElicitationMultiRound(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(text(r)), &got), text(r))
 			assert.Equal(t, "accept", got["action"], text(r))
 			assert.Equal(t, "Ann", got["content"].(map[string]any)["name"])
+			assert.Equal(t, int32(1), questions.Load(), "one question asked")
 			p := <-asked
 			schema, _ := json.Marshal(p.RequestedSchema)
 			assert.Contains(t, string(schema), `"enum":["active","inactive","pending"]`)

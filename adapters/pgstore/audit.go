@@ -55,7 +55,8 @@ func rowMAC(sl *sealer, prev []byte, r chainRow) []byte {
 // sequence number) under the current key; the head's MAC is renewed. The
 // records enqueued on this Store and not yet written (Enqueue) go first, in
 // the same transaction: they share Append's outcome (when it fails they
-// are lost, and the next Flush reports it). It fails with
+// are lost, and the next Flush reports it), except when Append fails
+// because ctx ended: they then wait for the next write. It fails with
 // ReasonAuditChainBroken or ReasonRolledBack when the head was changed or
 // rolled back without the key (nothing is appended), ReasonKeyringFailed,
 // ReasonKeyMismatch, ReasonKeyUnknown or ReasonUnavailable (also when ctx
@@ -74,6 +75,12 @@ func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 	defer func() { <-q.sem }()
 	queued := q.take()
 	err := s.appendRecords(ctx, append(queued, record))
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up, not the store: the queued records are not
+		// its to lose; they wait for the next write, still first.
+		q.requeue(queued)
+		return err
+	}
 	q.settle(len(queued), err != nil)
 	return err
 }

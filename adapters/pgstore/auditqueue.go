@@ -121,6 +121,19 @@ func (q *auditQueue) take() [][]byte {
 	return recs
 }
 
+// requeue puts back, first, records take returned that a write abandoned
+// before storing them, and asks the writer for them. The caller holds
+// sem.
+func (q *auditQueue) requeue(recs [][]byte) {
+	if len(recs) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.pending = append(recs, q.pending...)
+	q.mu.Unlock()
+	nudge(q.wake)
+}
+
 // settle counts n taken records as written (lost when failed) and wakes
 // the Flush calls waiting. The caller holds sem.
 func (q *auditQueue) settle(n int, failed bool) {

@@ -89,6 +89,28 @@ func TestAuditQueueAppendCarries(t *testing.T) {
 	assert.Equal(t, int64(len(want)), cp.Seq)
 }
 
+// TestAuditQueueAppendAbandoned: an Append whose ctx ended does not lose
+// the records enqueued before it: they are stored by the next write, and
+// Flush reports no loss.
+func TestAuditQueueAppendAbandoned(t *testing.T) {
+	ctx := t.Context()
+	schema := newSchema()
+	s := openStore(t, schema, nil)
+	release := lockHead(t, schema)
+	require.NoError(t, s.Enqueue(queued(0)))
+	require.NoError(t, s.Enqueue(queued(1)))
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err := s.Append(short, ports.AuditRecord{Action: ports.AuditDecide, Reason: "abandoned"})
+	requireReason(t, err, pgstore.ReasonUnavailable, refusal.Transient, ports.ErrUnavailable)
+	require.NoError(t, s.Enqueue(queued(2)))
+	release()
+	require.NoError(t, s.Flush(ctx), "nothing enqueued was lost")
+	recs, err := openStore(t, schema, nil).Records(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q0", "q1", "q2"}, reasons(recs))
+}
+
 // TestAuditQueueChainVerified: enqueued records join the same hash/MAC
 // chain as appended ones, so an edited, replayed or dropped queued record
 // is caught by Records and Verify.

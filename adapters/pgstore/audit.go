@@ -52,18 +52,46 @@ func rowMAC(sl *sealer, prev []byte, r chainRow) []byte {
 // the store's head row (verifying it first), so appends from every process
 // and machine are serialized into one chain, and stores r with the MAC of
 // (the previous record's MAC, r's sequence number, r, the approvals'
-// sequence number) under the current key; the head's MAC is renewed. It
-// fails with ReasonAuditChainBroken or ReasonRolledBack when the head was
-// changed or rolled back without the key (nothing is appended),
-// ReasonKeyringFailed, ReasonKeyMismatch, ReasonKeyUnknown or
-// ReasonUnavailable. Safe for concurrent use: every record is kept whole,
-// each writer's in its order.
+// sequence number) under the current key; the head's MAC is renewed. The
+// records enqueued on this Store and not yet written (Enqueue) go first, in
+// the same transaction: they share Append's outcome (when it fails they
+// are lost, and the next Flush reports it), except when Append fails
+// because ctx ended: they then wait for the next write. It fails with
+// ReasonAuditChainBroken or ReasonRolledBack when the head was changed or
+// rolled back without the key (nothing is appended), ReasonKeyringFailed,
+// ReasonKeyMismatch, ReasonKeyUnknown or ReasonUnavailable (also when ctx
+// ends while an earlier write of this Store runs). Safe for concurrent
+// use: every record is kept whole, each writer's in its order.
 func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
+	record := encodeRecord(r)
+	q := s.aq
+	select {
+	case q.sem <- struct{}{}:
+	case <-ctx.Done():
+		e := fail(ReasonUnavailable, "audit append: abandoned while waiting for an earlier write")
+		e.cause = ctx.Err()
+		return e
+	}
+	defer func() { <-q.sem }()
+	queued := q.take()
+	err := s.appendRecords(ctx, append(queued, record))
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up, not the store: the queued records are not
+		// its to lose; they wait for the next write, still first.
+		q.requeue(queued)
+		return err
+	}
+	q.settle(len(queued), err != nil)
+	return err
+}
+
+// appendRecords adds records, in order, at the end of the audit log in one
+// transaction, as Append describes.
+func (s *Store) appendRecords(ctx context.Context, records [][]byte) error {
 	sl, err := s.sealerNow(ctx)
 	if err != nil {
 		return err
 	}
-	record := encodeRecord(r)
 	var h head
 	err = s.inTx(ctx, "audit append", func(tx pgx.Tx) error {
 		fa, fp := s.seen.floor()
@@ -75,13 +103,15 @@ func (s *Store) Append(ctx context.Context, r ports.AuditRecord) error {
 		if err != nil {
 			return err
 		}
-		next := h.seq + 1
-		m := auditMAC2(sl, h.mac, next, record, *h.apprSeq)
-		if _, err := tx.Exec(ctx, s.q.auditInsert, next, record, sl.id, m, *h.apprSeq); err != nil {
-			return dbFail(err, "audit append")
+		for _, record := range records {
+			next := h.seq + 1
+			m := auditMAC2(sl, h.mac, next, record, *h.apprSeq)
+			if _, err := tx.Exec(ctx, s.q.auditInsert, next, record, sl.id, m, *h.apprSeq); err != nil {
+				return dbFail(err, "audit append")
+			}
+			h.seq, h.mac = next, m
 		}
-		h.seq, h.mac = next, m
-		if _, err := tx.Exec(ctx, s.q.headUpdate, next, m, hsl.id, headSum(hsl, &h, *h.apprSeq, h.apprDigest)); err != nil {
+		if _, err := tx.Exec(ctx, s.q.headUpdate, h.seq, h.mac, hsl.id, headSum(hsl, &h, *h.apprSeq, h.apprDigest)); err != nil {
 			return dbFail(err, "audit append")
 		}
 		return nil

@@ -202,3 +202,36 @@ func BenchmarkLockContention(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAudit32: one op stores 32 audit records on PostgreSQL, either
+// with 32 Appends (one transaction each, the baseline) or with 32 Enqueues
+// and one Flush (the records waiting share a transaction).
+func BenchmarkAudit32(b *testing.B) {
+	rec := ports.AuditRecord{Action: ports.AuditCall, Outcome: "ok", Reason: "bench"}
+	for _, name := range []string{"append", "enqueue+flush"} {
+		b.Run(name, func(b *testing.B) {
+			needPG(b)
+			s := openStore(b, newSchema(), nil)
+			ctx := context.Background()
+			b.ResetTimer()
+			for b.Loop() {
+				for range 32 {
+					var err error
+					if name == "append" {
+						err = s.Append(ctx, rec)
+					} else {
+						err = s.Enqueue(rec)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if name != "append" {
+					if err := s.Flush(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -4,7 +4,7 @@
 // lock per credential.
 //
 // A *Store returned by Open implements ports.TokenStore, ports.Locker,
-// ports.ApprovalStore and ports.AuditLog, with the semantics the
+// ports.ApprovalStore and ports.AuditLog (a ports.AuditQueue), with the semantics the
 // conformance suites of module github.com/mcpward/mcpward/conformance check
 // (RunTokenStore, RunLocker, RunApprovalStore, RunAuditLog). Every Store
 // opened on the same database and schema shares one backing store.
@@ -157,6 +157,13 @@
 // the head) needs an anchor from outside the database: Verify returns the
 // head as a Checkpoint, which a host may record elsewhere and hand back to
 // a later Verify (see Replay).
+//
+// Enqueue (ports.AuditQueue) takes a record without waiting: the Store
+// writes the records waiting, in one transaction on the same chain, with
+// its next Append (before Append's record) or on its own at most 5 ms
+// later; Flush and Close wait for that write. At most QueueLimit records
+// wait at once (Enqueue refuses more with ReasonUnavailable). Records of
+// one Store are stored in the order of its Append and Enqueue calls.
 //
 // Retention: Prune(ctx, before) removes the oldest records appended before
 // a time, always a prefix of the chain and never its last record, after

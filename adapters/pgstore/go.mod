@@ -9,6 +9,7 @@ require (
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
 	github.com/stretchr/testify v1.11.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (

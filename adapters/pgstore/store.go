@@ -17,12 +17,13 @@ import (
 	"github.com/mcpward/mcpward/ports"
 )
 
-// Compile-time proof that *Store implements the four ports.
+// Compile-time proof that *Store implements the ports.
 var (
 	_ ports.TokenStore    = (*Store)(nil)
 	_ ports.Locker        = (*Store)(nil)
 	_ ports.ApprovalStore = (*Store)(nil)
 	_ ports.AuditLog      = (*Store)(nil)
+	_ ports.AuditQueue    = (*Store)(nil)
 )
 
 // Defaults of Options.
@@ -57,7 +58,7 @@ type Options struct {
 // schemaName is what Options.Schema must match.
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
-// Store is a TokenStore, Locker, ApprovalStore and AuditLog on one
+// Store is a TokenStore, Locker, ApprovalStore and AuditQueue on one
 // PostgreSQL database and schema. It is safe for concurrent use, and any
 // number of Stores in any number of processes on any number of machines may
 // share the schema. Make one with Open; the zero Store is not usable.
@@ -69,6 +70,9 @@ type Store struct {
 	q      queries
 	// seen is the newest head this Store verified (head.go).
 	seen seen
+	// aq holds the records Enqueue took until they are written
+	// (auditqueue.go).
+	aq *auditQueue
 }
 
 // Open connects to the database the DSN names (a libpq connection string
@@ -159,13 +163,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.locks = newLocker(lockCfg, schema)
+	s.startAuditQueue()
 	return s, nil
 }
 
-// Close closes the pool and the lock connection, which releases every lock
+// Close writes the audit records still enqueued (see Enqueue; their write
+// is bounded by 30 s and a failure is reported by Flush), then closes the
+// pool and the lock connection, which releases every lock
 // the Store holds (their holders' contexts are cancelled). Operations after
 // Close fail with ReasonUnavailable. Safe to call more than once.
 func (s *Store) Close() error {
+	s.closeAuditQueue()
 	s.locks.close()
 	s.pool.Close()
 	return nil

@@ -69,10 +69,10 @@ func hostCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkHostEvaluateStdio is the Evaluate that Connect runs first
-// (resolve, materialize, the activation decision and its audit append to
-// the file store), alone.
-func BenchmarkHostEvaluateStdio(b *testing.B) {
+// fileStoreHost is a Host on a file store in a temporary state directory,
+// with a workspace trust that knows its repository.
+func fileStoreHost(b *testing.B) *Host {
+	b.Helper()
 	store, err := filestore.Open(filepath.Join(b.TempDir(), "state"))
 	if err != nil {
 		b.Fatal(err)
@@ -85,6 +85,14 @@ func BenchmarkHostEvaluateStdio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return h
+}
+
+// BenchmarkHostEvaluateStdio is the Evaluate that Connect runs first
+// (resolve, materialize, the activation decision and its audit append to
+// the file store), alone.
+func BenchmarkHostEvaluateStdio(b *testing.B) {
+	h := fileStoreHost(b)
 	srcs := userSrc(`{"mcpServers": {"example": {"command": "/bin/true"}}}`)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -100,18 +108,7 @@ func BenchmarkHostEvaluateStdio(b *testing.B) {
 // write and one fsync (activation.Decider.DecideDeferred, then Flush),
 // where each decision once waited for an fsync of its own.
 func BenchmarkHostEvaluateStdio10(b *testing.B) {
-	store, err := filestore.Open(filepath.Join(b.TempDir(), "state"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := Custom(Ports{
-		Approvals: store,
-		Audit:     store,
-		Trust:     portstest.NewWorkspaceTrust(ports.WorkspaceFacts{Repository: "https://example.com/r.git", Generation: "g1"}),
-	}, Config{Authority: NewRootAuthority(b.TempDir(), map[string]string{"LANG": "C"})})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := fileStoreHost(b)
 	doc := `{"mcpServers": {`
 	for i := range 10 {
 		if i > 0 {

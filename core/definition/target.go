@@ -133,6 +133,10 @@ func targetSecretIn(s string, url bool) bool {
 	if !strings.Contains(s, "${") {
 		return false
 	}
+	// Every template is read, as Materialize reads them: a value with a
+	// "${" that starts no well-formed template is Materialize's
+	// invalid_template, refused before this rule, so it is none of this
+	// rule's (Decode and Materialize name the same reason).
 	byName := false
 	for i := 0; ; {
 		j := strings.Index(s[i:], "${")
@@ -141,11 +145,10 @@ func targetSecretIn(s string, url bool) bool {
 		}
 		p, n := matParseTemplate(s[i+j:])
 		if n == 0 {
-			break
+			return false
 		}
 		if secret.IsCredentialName(p.name) {
 			byName = true
-			break
 		}
 		i += j + n
 	}

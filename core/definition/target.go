@@ -113,7 +113,15 @@ func inRegion(r [2][2]int, start, end int) bool {
 // written, would decide its command, its cwd or its URL's scheme, host or
 // port; "" otherwise. It decides on the text alone, exactly as
 // Materialize marks stretches secret.
+//
+// A definition with a "${" that starts no well-formed template in any
+// value Materialize expands is Materialize's invalid_template, refused
+// before this rule, so it is none of this rule's: Decode and Materialize
+// name the same reason.
 func targetRefusal(d *Definition) string {
+	if malformedTemplate(d) {
+		return ""
+	}
 	switch {
 	case d.Kind == KindStdio && targetSecretIn(d.Command, false):
 		return RefusalSecretInCommand
@@ -133,10 +141,6 @@ func targetSecretIn(s string, url bool) bool {
 	if !strings.Contains(s, "${") {
 		return false
 	}
-	// Every template is read, as Materialize reads them: a value with a
-	// "${" that starts no well-formed template is Materialize's
-	// invalid_template, refused before this rule, so it is none of this
-	// rule's (Decode and Materialize name the same reason).
 	byName := false
 	for i := 0; ; {
 		j := strings.Index(s[i:], "${")
@@ -145,10 +149,11 @@ func targetSecretIn(s string, url bool) bool {
 		}
 		p, n := matParseTemplate(s[i+j:])
 		if n == 0 {
-			return false
+			break
 		}
 		if secret.IsCredentialName(p.name) {
 			byName = true
+			break
 		}
 		i += j + n
 	}
@@ -210,4 +215,45 @@ var targetDetail = map[string]string{
 	RefusalSecretInCommand: "a credential-shaped variable or a secret position decides the command",
 	RefusalSecretInCwd:     "a credential-shaped variable or a secret position decides the cwd",
 	RefusalSecretInURL:     "a credential-shaped variable or a secret position decides the url's scheme, host or port",
+}
+
+// malformedTemplate reports whether a value of d that Materialize expands
+// (command, args, env, cwd, url, headers) holds a "${" that starts no
+// well-formed template, read as Materialize reads it.
+func malformedTemplate(d *Definition) bool {
+	if malformedIn(d.Command) || malformedIn(d.Cwd) || malformedIn(d.URL) {
+		return true
+	}
+	for _, a := range d.Args {
+		if malformedIn(a) {
+			return true
+		}
+	}
+	for _, v := range d.Env {
+		if malformedIn(v) {
+			return true
+		}
+	}
+	for _, v := range d.Headers {
+		if malformedIn(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// malformedIn reports whether s holds a "${" that starts no well-formed
+// template.
+func malformedIn(s string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], "${")
+		if j < 0 {
+			return false
+		}
+		_, n := matParseTemplate(s[i+j:])
+		if n == 0 {
+			return true
+		}
+		i += j + n
+	}
 }

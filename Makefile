@@ -45,11 +45,11 @@ BENCHCOUNT ?= 6
 # another profile never resolves those; composition/internal/pgtest (the
 # tests' PostgreSQL cluster) and composition/integration (tests needing
 # modules no host should resolve) are test-only modules nothing imports.
-MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai examples composition composition/desktop composition/shared composition/internal/pgtest composition/integration composition/cmd/mcpward bench
+MODULES := ports core conformance adapters/internal/jsonrpcwire adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai examples composition composition/desktop composition/shared composition/internal/pgtest composition/integration composition/cmd/mcpward bench
 
 # The library modules a host may depend on (make replace-lines): every
 # module but the CLI, the examples, the benchmark and the test-only ones.
-LIBRARY_MODULES := ports core conformance adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai composition composition/desktop composition/shared
+LIBRARY_MODULES := ports core conformance adapters/internal/jsonrpcwire adapters/filestore adapters/memstore adapters/hostconfig adapters/keychainstore adapters/pgstore adapters/stdiotransport adapters/httptransport adapters/oauth adapters/mcpsession bridges/anthropic bridges/openai composition composition/desktop composition/shared
 PLAIN_MODULES := $(filter-out adapters/keychainstore,$(MODULES))
 
 # The version "mcpward --version" prints (main.version); empty, the CLI

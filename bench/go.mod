@@ -18,6 +18,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/google/wire v0.7.0 // indirect
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/memstore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
@@ -39,6 +40,7 @@ require (
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../adapters/filestore
 	github.com/mcpward/mcpward/adapters/httptransport => ../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/keychainstore => ../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../adapters/memstore

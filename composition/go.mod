@@ -25,6 +25,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/subcommands v1.2.0 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
@@ -41,6 +42,7 @@ require (
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../adapters/filestore
 	github.com/mcpward/mcpward/adapters/httptransport => ../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/mcpsession => ../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../adapters/memstore
 	github.com/mcpward/mcpward/adapters/oauth => ../adapters/oauth

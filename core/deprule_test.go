@@ -23,7 +23,10 @@ const modPrefix = "github.com/mcpward/mcpward/"
 // (pgx) is imported only by adapters/pgstore; adapters/hostconfig (pure
 // decoding of other hosts' files) imports only ports, core and its TOML
 // library, which no other module imports directly; adapters/memstore
-// imports only ports; the examples are a
+// imports only ports; a module under adapters/internal (code the adapters
+// share, e.g. the JSON-RPC wire codec) imports only the standard library,
+// core/refusal, core/jsontext and the go-sdk's jsonrpc package, every
+// adapter may import it and nothing outside adapters/ does; the examples are a
 // standalone peer that imports no mcpward package; a bridge (bridges/*)
 // imports composition, ports, core and its model API's SDK only, that SDK
 // is imported by no other module, and no module imports a bridge; the peer
@@ -136,6 +139,19 @@ func bridgeSDK(dep string) string {
 	return ""
 }
 
+// adaptersInternal is the folder of the modules the adapters share (Go's
+// internal rule also keeps everything outside adapters/ from importing
+// them).
+const adaptersInternal = "adapters/internal"
+
+// sharedAllowed are the mcpward packages a module under adaptersInternal
+// may import, besides its own.
+var sharedAllowed = []string{"core/refusal", "core/jsontext"}
+
+// sharedSDK is the one go-sdk package a module under adaptersInternal may
+// import: the JSON-RPC message types.
+const sharedSDK = "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 // within reports whether rel is the package p or one under it.
 func within(rel, p string) bool { return rel == p || strings.HasPrefix(rel, p+"/") }
 
@@ -166,6 +182,9 @@ func violation(mod, dep string, direct bool) string {
 	}
 	if own && within(rel, "adapters/pgstore") && direct && mod != "adapters/pgstore" && mod != sharedModule && mod != cliModule && mod != pgtestModule {
 		return "only " + sharedModule + ", the CLI and " + pgtestModule + " import adapters/pgstore"
+	}
+	if own && within(rel, adaptersInternal) && direct && !strings.HasPrefix(mod, "adapters/") {
+		return "only adapters import " + adaptersInternal + "/..."
 	}
 	if strings.HasPrefix(dep, "github.com/mark3labs/") {
 		return "mcp-go is only the peer benchmark's comparison: it is never linked into mcpward"
@@ -220,8 +239,15 @@ func violation(mod, dep string, direct bool) string {
 		if direct && !own {
 			return "adapters/memstore imports no third-party package"
 		}
+	case within(mod, adaptersInternal):
+		if own && !within(rel, mod) && !slices.ContainsFunc(sharedAllowed, func(p string) bool { return within(rel, p) }) {
+			return "a module under " + adaptersInternal + " imports only " + strings.Join(sharedAllowed, " and ") + " of mcpward"
+		}
+		if direct && !own && dep != sharedSDK {
+			return "a module under " + adaptersInternal + "'s only third-party import is the go-sdk's jsonrpc package"
+		}
 	case strings.HasPrefix(mod, "adapters/"):
-		if own && strings.HasPrefix(rel, "adapters/") && !(rel == mod || strings.HasPrefix(rel, mod+"/")) {
+		if own && strings.HasPrefix(rel, "adapters/") && !within(rel, mod) && !within(rel, adaptersInternal) {
 			return "an adapter never imports another adapter"
 		}
 	case mod == "examples":
@@ -387,6 +413,31 @@ func TestViolationRules(t *testing.T) {
 		{"composition", "github.com/anthropics/anthropic-sdk-go/v2", false, false},
 		{"core", "github.com/openai/openai-go/v3", false, true},
 		{"adapters/httptransport", "github.com/openai/openai-go/v3", true, true},
+		{"adapters/stdiotransport", modPrefix + "adapters/internal/jsonrpcwire", true, false},
+		{"adapters/httptransport", modPrefix + "adapters/internal/jsonrpcwire", true, false},
+		{"adapters/mcpsession", modPrefix + "adapters/internal/jsonrpcwire", false, false},
+		{"adapters/stdiotransport", modPrefix + "adapters/httptransport", true, true},
+		{"adapters/stdiotransport", modPrefix + "adapters/internalx", true, true},
+		{"composition", modPrefix + "adapters/internal/jsonrpcwire", true, true},
+		{"composition", modPrefix + "adapters/internal/jsonrpcwire", false, false},
+		{cliModule, modPrefix + "adapters/internal/jsonrpcwire", true, true},
+		{"core", modPrefix + "adapters/internal/jsonrpcwire", true, true},
+		{"examples", modPrefix + "adapters/internal/jsonrpcwire", true, true},
+		{"bridges/openai", modPrefix + "adapters/internal/jsonrpcwire", true, true},
+		{"adapters/internal/jsonrpcwire", "github.com/modelcontextprotocol/go-sdk/jsonrpc", true, false},
+		{"adapters/internal/jsonrpcwire", "github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2", false, false},
+		{"adapters/internal/jsonrpcwire", "github.com/segmentio/encoding/json", false, false},
+		{"adapters/internal/jsonrpcwire", "github.com/modelcontextprotocol/go-sdk/mcp", true, true},
+		{"adapters/internal/jsonrpcwire", "github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2", true, true},
+		{"adapters/internal/jsonrpcwire", "github.com/stretchr/testify/require", true, true},
+		{"adapters/internal/jsonrpcwire", modPrefix + "core/jsontext", true, false},
+		{"adapters/internal/jsonrpcwire", modPrefix + "core/refusal", true, false},
+		{"adapters/internal/jsonrpcwire", modPrefix + "adapters/internal/jsonrpcwire/x", true, false},
+		{"adapters/internal/jsonrpcwire", modPrefix + "core/catalog", true, true},
+		{"adapters/internal/jsonrpcwire", modPrefix + "core/catalog", false, true},
+		{"adapters/internal/jsonrpcwire", modPrefix + "ports", true, true},
+		{"adapters/internal/jsonrpcwire", modPrefix + "adapters/stdiotransport", true, true},
+		{"adapters/internal/jsonrpcwire", modPrefix + "adapters/internal/other", true, true},
 		{benchModule, "github.com/mark3labs/mcp-go/client", true, false},
 		{benchModule, "github.com/modelcontextprotocol/go-sdk/mcp", true, false},
 		{benchModule, modPrefix + "composition/memory", true, false},

@@ -26,6 +26,7 @@ require (
 )
 
 replace (
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../internal/jsonrpcwire
 	github.com/mcpward/mcpward/conformance => ../../conformance
 	github.com/mcpward/mcpward/core => ../../core
 	github.com/mcpward/mcpward/ports => ../../ports

@@ -3,17 +3,15 @@ package stdiotransport
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpward/mcpward/core/jsontext"
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
 )
 
 var _ mcp.Connection = (*frameConn)(nil)
@@ -23,8 +21,9 @@ var _ mcp.Connection = (*frameConn)(nil)
 // stdio transport defines it. It replaces the go-sdk's IOTransport
 // connection, which decodes every inbound message with a fresh reflective
 // decoder (and its buffers) and encodes every outbound one with a fresh
-// encoder: lines are framed in a reused buffer and split by decodeLine;
-// messages are written from a reused buffer.
+// encoder: lines are framed in a reused buffer and decoded by decodeLine
+// (jsonrpcwire's decoder); messages are encoded by jsonrpcwire.Append into
+// a reused buffer.
 //
 // What it accepts is what the SDK's connection accepts, one line at a
 // time, with three deliberate differences: a message must fit on one line
@@ -46,7 +45,7 @@ type frameConn struct {
 	closeErr  error
 
 	writeMu sync.Mutex
-	wbuf    bytes.Buffer
+	wbuf    []byte
 }
 
 type msgOrErr struct {
@@ -95,7 +94,8 @@ func (c *frameConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // writeBufKeep is the largest write buffer kept between messages.
 const writeBufKeep = 64 << 10
 
-// Write encodes msg as one line, as jsonrpc.EncodeMessage does, and writes
+// Write encodes msg as one line, as jsonrpc.EncodeMessage does
+// (jsonrpcwire.Append), and writes
 // it to the child's stdin. Safe for concurrent use.
 func (c *frameConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
@@ -105,15 +105,16 @@ func (c *frameConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	c.wbuf.Reset()
-	if err := encodeMessage(&c.wbuf, msg); err != nil {
+	b, err := jsonrpcwire.Append(c.wbuf[:0], msg)
+	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	c.wbuf.WriteByte('\n')
-	_, err := c.w.Write(c.wbuf.Bytes())
-	if c.wbuf.Cap() > writeBufKeep {
-		c.wbuf = bytes.Buffer{}
+	b = append(b, '\n')
+	_, err = c.w.Write(b)
+	if cap(b) > writeBufKeep {
+		b = nil
 	}
+	c.wbuf = b
 	return err
 }
 
@@ -195,8 +196,8 @@ func (f *framer) next() (jsonrpc.Message, error) {
 			f.start = f.seen + i + 1
 			f.seen = f.start
 			m, err := decodeLine(line)
-			if errors.Is(err, errTruncated) {
-				err = errSyntax // a message must fit on its line
+			if errors.Is(err, jsonrpcwire.ErrTruncated) {
+				err = jsonrpcwire.ErrSyntax // a message must fit on its line
 			}
 			if m == nil && err == nil {
 				continue // a blank line
@@ -206,7 +207,7 @@ func (f *framer) next() (jsonrpc.Message, error) {
 		f.seen = f.end
 		partial := f.buf[f.start:f.end]
 		if p := bytes.TrimLeft(partial, " \t\r"); len(p) > 0 && p[0] != '{' {
-			return nil, errSyntax // not a message, whatever follows
+			return nil, jsonrpcwire.ErrNotMessage // not a message, whatever follows
 		}
 		if f.err != nil {
 			if f.err != io.EOF {
@@ -215,7 +216,7 @@ func (f *framer) next() (jsonrpc.Message, error) {
 			f.start, f.seen = f.end, f.end
 			m, err := decodeLine(partial) // a last line without '\n'
 			switch {
-			case errors.Is(err, errTruncated):
+			case errors.Is(err, jsonrpcwire.ErrTruncated):
 				return nil, io.ErrUnexpectedEOF
 			case err != nil:
 				return nil, err
@@ -282,68 +283,29 @@ func (f *framer) grow() {
 	// A grown private buffer outgrown in turn is dropped.
 }
 
-// encodeMessage writes msg as jsonrpc.EncodeMessage does: the same bytes
-// (keys in the same order, empty fields omitted, raw params and results
-// compacted and checked, strings escaped as encoding/json does without
-// HTML escaping).
-func encodeMessage(b *bytes.Buffer, msg jsonrpc.Message) error {
-	b.WriteString(`{"jsonrpc":"2.0"`)
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		encodeID(b, m.ID)
-		if m.Method != "" {
-			b.WriteString(`,"method":`)
-			b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), m.Method))
-		}
-		if len(m.Params) > 0 {
-			b.WriteString(`,"params":`)
-			if err := json.Compact(b, m.Params); err != nil {
-				return err
-			}
-		}
-	case *jsonrpc.Response:
-		encodeID(b, m.ID)
-		if len(m.Result) > 0 {
-			b.WriteString(`,"result":`)
-			if err := json.Compact(b, m.Result); err != nil {
-				return err
-			}
-		}
-		if m.Error != nil {
-			e, ok := m.Error.(*jsonrpc.Error)
-			if !ok {
-				e = &jsonrpc.Error{Message: m.Error.Error()}
-				var wrapped *jsonrpc.Error
-				if errors.As(m.Error, &wrapped) {
-					e.Code = wrapped.Code
-				}
-			}
-			b.WriteString(`,"error":{"code":`)
-			b.Write(strconv.AppendInt(b.AvailableBuffer(), e.Code, 10))
-			b.WriteString(`,"message":`)
-			b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), e.Message))
-			if len(e.Data) > 0 {
-				b.WriteString(`,"data":`)
-				if err := json.Compact(b, e.Data); err != nil {
-					return err
-				}
-			}
-			b.WriteByte('}')
-		}
-	default:
-		return fmt.Errorf("unknown message type %T", msg)
+// decodeLine decodes one inbound line (without its '\n') with
+// jsonrpcwire.Decode, under the stdio framing's own rules: a line of only
+// whitespace yields (nil, nil); a line whose first byte is not '{' is not
+// a message whatever follows (jsonrpcwire.ErrNotMessage; a JSON-RPC batch,
+// which the protocol versions mcpward speaks do not have, is one); and
+// after the message only a '\r' and whitespace may follow
+// (jsonrpcwire.ErrTrailing otherwise), as the SDK's connection requires
+// the byte after a message to end the line. Its errors are Decode's:
+// jsonrpcwire.ErrTruncated when the line ends inside the message.
+func decodeLine(line []byte) (jsonrpc.Message, error) {
+	end := len(bytes.TrimRight(line, " \t\r\n"))
+	if end == 0 {
+		return nil, nil
 	}
-	b.WriteByte('}')
-	return nil
-}
-
-func encodeID(b *bytes.Buffer, id jsonrpc.ID) {
-	switch v := id.Raw().(type) {
-	case int64:
-		b.WriteString(`,"id":`)
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), v, 10))
-	case string:
-		b.WriteString(`,"id":`)
-		b.Write(jsontext.AppendStringNoHTML(b.AvailableBuffer(), v))
+	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
+		return nil, jsonrpcwire.ErrNotMessage
 	}
+	m, err := jsonrpcwire.Decode(line)
+	if err != nil {
+		return nil, err
+	}
+	if end < len(line) && line[end] != '\r' {
+		return nil, jsonrpcwire.ErrTrailing
+	}
+	return m, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -126,56 +127,39 @@ func mustID(t testing.TB, v any) jsonrpc.ID {
 	return id
 }
 
-// TestEncodeMessage: the bytes written are jsonrpc.EncodeMessage's.
-func TestEncodeMessage(t *testing.T) {
+// TestFrameConnWrite: Write writes each message as jsonrpc.EncodeMessage
+// encodes it (jsonrpcwire.Append), one line each, reusing its buffer, and
+// refuses what EncodeMessage refuses without writing.
+func TestFrameConnWrite(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close() // ends the reading goroutine
+	w := &countCloser{}
+	c := newFrameConn(pr, w)
+	defer c.Close()
 	msgs := []jsonrpc.Message{
 		&jsonrpc.Request{ID: mustID(t, float64(1)), Method: "initialize", Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{}}`)},
 		&jsonrpc.Request{Method: "notifications/initialized"},
 		&jsonrpc.Request{ID: mustID(t, "s<&>\u2028\xff\"\\\n\x01"), Method: "tools/call", Params: json.RawMessage(" { \"a\" : [ 1 , \"<x>\" ] } ")},
-		&jsonrpc.Request{ID: mustID(t, float64(-9007199254740993)), Method: "m\u00e9<>&\u2029"},
-		&jsonrpc.Response{ID: mustID(t, float64(7)), Result: json.RawMessage(`{"roots":[]}`)},
 		&jsonrpc.Response{ID: mustID(t, "x"), Error: &jsonrpc.Error{Code: -32601, Message: "method <not> found", Data: json.RawMessage(` {"k" : 1}`)}},
+		&jsonrpc.Response{ID: mustID(t, float64(7)), Result: json.RawMessage(`{"big":"` + strings.Repeat("x", writeBufKeep) + `"}`)},
 		&jsonrpc.Response{ID: mustID(t, float64(8)), Error: errors.New("plain")},
-		&jsonrpc.Response{ID: mustID(t, float64(9)), Error: errors.Join(errors.New("outer"), &jsonrpc.Error{Code: -32602, Message: "inner"})},
-		&jsonrpc.Response{ID: mustID(t, float64(10))},
 	}
+	var want strings.Builder
 	for _, m := range msgs {
-		want, err := jsonrpc.EncodeMessage(m)
+		b, err := jsonrpc.EncodeMessage(m)
 		require.NoError(t, err)
-		var b bytes.Buffer
-		require.NoError(t, encodeMessage(&b, m))
-		assert.Equal(t, string(want), b.String())
+		want.Write(append(b, '\n'))
+		require.NoError(t, c.Write(context.Background(), m))
 	}
+	assert.Equal(t, want.String(), w.String())
+	assert.LessOrEqual(t, cap(c.wbuf), writeBufKeep, "a buffer grown past writeBufKeep is not kept")
 
+	n := w.Len()
 	bad := &jsonrpc.Request{Method: "x", Params: json.RawMessage(`{`)}
 	_, err := jsonrpc.EncodeMessage(bad)
 	require.Error(t, err)
-	var b bytes.Buffer
-	assert.Error(t, encodeMessage(&b, bad), "invalid raw params are refused, as the SDK refuses them")
-}
-
-// FuzzEncodeMessage: any method, string id and raw params encode to the
-// SDK's bytes, or both refuse.
-func FuzzEncodeMessage(f *testing.F) {
-	f.Add("tools/call", "id-1", []byte(`{"name":"echo","arguments":{"text":"<hi>"}}`))
-	f.Add("\u2028<&>\xff", "\x00", []byte(` [1, 2 ,{"a":null}] `))
-	f.Add("", "", []byte(`{`))
-	f.Fuzz(func(t *testing.T, method, id string, params []byte) {
-		for _, m := range []jsonrpc.Message{
-			&jsonrpc.Request{ID: mustID(t, id), Method: method, Params: params},
-			&jsonrpc.Response{ID: mustID(t, id), Result: params, Error: &jsonrpc.Error{Code: 1, Message: method, Data: params}},
-		} {
-			want, wantErr := jsonrpc.EncodeMessage(m)
-			var b bytes.Buffer
-			err := encodeMessage(&b, m)
-			if wantErr != nil {
-				require.Error(t, err)
-				continue
-			}
-			require.NoError(t, err)
-			require.Equal(t, string(want), b.String())
-		}
-	})
+	assert.Error(t, c.Write(context.Background(), bad), "invalid raw params are refused, as the SDK refuses them")
+	assert.Equal(t, n, w.Len(), "nothing is written for a refused message")
 }
 
 // TestFrameConnClose: Close unblocks a Read waiting for input and closes
@@ -203,35 +187,6 @@ type countCloser struct {
 
 func (c *countCloser) Close() error { c.closes++; return nil }
 
-// BenchmarkEncodeMessage encodes one tools/call request: sdk is
-// jsonrpc.EncodeMessage plus the newline the SDK's connection appends,
-// mcpward is encodeMessage into a reused buffer.
-func BenchmarkEncodeMessage(b *testing.B) {
-	m := &jsonrpc.Request{ID: mustID(b, float64(42)), Method: "tools/call",
-		Params: json.RawMessage(`{"name":"echo","arguments":{"text":"hello"},"_meta":{"progressToken":7}}`)}
-	b.Run("sdk", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			data, err := jsonrpc.EncodeMessage(m)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_ = append(data, '\n')
-		}
-	})
-	b.Run("mcpward", func(b *testing.B) {
-		var buf bytes.Buffer
-		b.ReportAllocs()
-		for b.Loop() {
-			buf.Reset()
-			if err := encodeMessage(&buf, m); err != nil {
-				b.Fatal(err)
-			}
-			buf.WriteByte('\n')
-		}
-	})
-}
-
 // FuzzFramer: whatever the chunking, the framer delivers what decodeLine
 // makes of each line, in order, up to the first line it refuses, and never
 // panics or loops.
@@ -248,7 +203,7 @@ func FuzzFramer(f *testing.F) {
 		for i, line := range lines {
 			m, lerr := decodeLine(line)
 			if lerr != nil {
-				if i == len(lines)-1 && errors.Is(lerr, errTruncated) {
+				if i == len(lines)-1 && errors.Is(lerr, jsonrpcwire.ErrTruncated) {
 					assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 				} else {
 					assert.True(t, isDecodeFailure(err), "a refused line ends the stream: %v", err)

@@ -3,6 +3,7 @@ module github.com/mcpward/mcpward/adapters/stdiotransport
 go 1.26
 
 require (
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0
 	github.com/mcpward/mcpward/core v0.0.0
 	github.com/mcpward/mcpward/ports v0.0.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -25,6 +26,7 @@ require (
 )
 
 replace (
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../internal/jsonrpcwire
 	github.com/mcpward/mcpward/core => ../../core
 	github.com/mcpward/mcpward/ports => ../../ports
 )

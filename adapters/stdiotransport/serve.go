@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
 	"github.com/mcpward/mcpward/core/refusal"
 )
 
@@ -66,7 +67,7 @@ func (c serverConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.frameConn.Read(ctx)
 	if err != nil && ctx.Err() == nil && isDecodeFailure(err) {
 		what := "the client wrote a line that is not one JSON-RPC message"
-		for _, e := range []error{errTruncated, errSyntax, errTooDeep, errNotMessage, errTrailing} {
+		for _, e := range []error{jsonrpcwire.ErrTruncated, jsonrpcwire.ErrSyntax, jsonrpcwire.ErrTooDeep, jsonrpcwire.ErrNotMessage, jsonrpcwire.ErrTrailing} {
 			if errors.Is(err, e) {
 				what += ": " + e.Error()
 			}

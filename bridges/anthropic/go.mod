@@ -20,6 +20,7 @@ require (
 	github.com/google/wire v0.7.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/mcpward/mcpward/adapters/httptransport v0.0.0 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/memstore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0 // indirect
@@ -49,6 +50,7 @@ require (
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../../adapters/filestore
 	github.com/mcpward/mcpward/adapters/httptransport => ../../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/keychainstore => ../../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../../adapters/memstore

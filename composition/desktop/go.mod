@@ -25,6 +25,7 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/gsterjov/go-libsecret v0.0.0-20161001094733-a6f4afe4910c // indirect
 	github.com/mcpward/mcpward/adapters/filestore v0.0.0 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0 // indirect
 	github.com/mtibben/percent v0.2.1 // indirect
@@ -45,6 +46,7 @@ require (
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../../adapters/filestore
 	github.com/mcpward/mcpward/adapters/httptransport => ../../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/keychainstore => ../../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../../adapters/memstore

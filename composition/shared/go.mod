@@ -22,6 +22,7 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/oauth v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/stdiotransport v0.0.0 // indirect
@@ -42,6 +43,7 @@ require (
 replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../../adapters/filestore
 	github.com/mcpward/mcpward/adapters/httptransport => ../../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../../adapters/memstore
 	github.com/mcpward/mcpward/adapters/oauth => ../../adapters/oauth

@@ -6,6 +6,7 @@ replace (
 	github.com/mcpward/mcpward/adapters/filestore => ../../../adapters/filestore
 	github.com/mcpward/mcpward/adapters/hostconfig => ../../../adapters/hostconfig
 	github.com/mcpward/mcpward/adapters/httptransport => ../../../adapters/httptransport
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire => ../../../adapters/internal/jsonrpcwire
 	github.com/mcpward/mcpward/adapters/keychainstore => ../../../adapters/keychainstore
 	github.com/mcpward/mcpward/adapters/mcpsession => ../../../adapters/mcpsession
 	github.com/mcpward/mcpward/adapters/memstore => ../../../adapters/memstore
@@ -74,6 +75,7 @@ require (
 	github.com/gsterjov/go-libsecret v0.0.0-20161001094733-a6f4afe4910c // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mcpward/mcpward/adapters/filestore v0.0.0 // indirect
+	github.com/mcpward/mcpward/adapters/internal/jsonrpcwire v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/keychainstore v0.0.0 // indirect
 	github.com/mcpward/mcpward/adapters/mcpsession v0.0.0 // indirect
 	github.com/mtibben/percent v0.2.1 // indirect

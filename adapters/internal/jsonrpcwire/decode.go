@@ -1,16 +1,15 @@
-package stdiotransport
+package jsonrpcwire
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// The envelope decoder turns one inbound line into the go-sdk's exported
+// The envelope decoder turns one JSON text into the go-sdk's exported
 // jsonrpc.Request or jsonrpc.Response without the SDK's reflective
 // decoder, which builds a fresh decoder and its buffers for every message.
 // It decides exactly what jsonrpc.DecodeMessage decides for a syntactically
@@ -20,25 +19,12 @@ import (
 // decoder does); "jsonrpc", "id", "method", "params", "result" and "error"
 // match case-sensitively; a string id stays a string, a number id is
 // truncated to an int64 as the SDK does. Params, Result and Error.Data are
-// left raw (copied out of the line, which the caller reuses).
+// left raw (copied out of the text, which the caller may reuse).
 
 // maxDepth is the nesting the SDK's decoder accepts.
 const maxDepth = 1000
 
-var (
-	// errTruncated is a line that ends inside a JSON value.
-	errTruncated = errors.New("the line ends inside a JSON value")
-	// errSyntax is a line that is not JSON.
-	errSyntax = errors.New("the line is not JSON")
-	// errTooDeep is JSON nested deeper than maxDepth.
-	errTooDeep = errors.New("the message nests too deeply")
-	// errNotMessage is JSON that is not one JSON-RPC 2.0 message.
-	errNotMessage = errors.New("the line is not a JSON-RPC 2.0 message")
-	// errTrailing is a message followed by more than a line ending.
-	errTrailing = errors.New("invalid trailing data after the message")
-)
-
-// scanner is a validating single-pass JSON scanner over one line.
+// scanner is a validating single-pass JSON scanner over one JSON text.
 type scanner struct {
 	b     []byte
 	i     int
@@ -57,7 +43,7 @@ func (s *scanner) skipSpace() {
 func (s *scanner) peek() (byte, error) {
 	s.skipSpace()
 	if s.i >= len(s.b) {
-		return 0, errTruncated
+		return 0, ErrTruncated
 	}
 	return s.b[s.i], nil
 }
@@ -69,14 +55,14 @@ func (s *scanner) expect(c byte) error {
 		return err
 	}
 	if got != c {
-		return errSyntax
+		return ErrSyntax
 	}
 	s.i++
 	return nil
 }
 
 // value validates one JSON value and moves past it; it returns the value's
-// bytes, which alias the line.
+// bytes, which alias the text.
 func (s *scanner) value() ([]byte, error) {
 	c, err := s.peek()
 	if err != nil {
@@ -99,7 +85,7 @@ func (s *scanner) value() ([]byte, error) {
 	case c == '-' || c >= '0' && c <= '9':
 		err = s.number()
 	default:
-		err = errSyntax
+		err = ErrSyntax
 	}
 	if err != nil {
 		return nil, err
@@ -110,7 +96,7 @@ func (s *scanner) value() ([]byte, error) {
 func (s *scanner) enter() error {
 	s.depth++
 	if s.depth > maxDepth {
-		return errTooDeep
+		return ErrTooDeep
 	}
 	s.i++
 	return nil
@@ -134,7 +120,7 @@ func (s *scanner) object() error {
 			return err
 		}
 		if c != '"' {
-			return errSyntax
+			return ErrSyntax
 		}
 		if _, _, err := s.str(); err != nil {
 			return err
@@ -155,7 +141,7 @@ func (s *scanner) object() error {
 			s.depth--
 			return nil
 		default:
-			return errSyntax
+			return ErrSyntax
 		}
 	}
 }
@@ -187,13 +173,13 @@ func (s *scanner) array() error {
 			s.depth--
 			return nil
 		default:
-			return errSyntax
+			return ErrSyntax
 		}
 	}
 }
 
 // str scans a string at the opening quote; it returns its raw contents
-// (between the quotes, aliasing the line) and whether they need
+// (between the quotes, aliasing the text) and whether they need
 // unescaping (an escape or a non-ASCII byte).
 func (s *scanner) str() (raw []byte, slow bool, err error) {
 	s.i++
@@ -209,7 +195,7 @@ func (s *scanner) str() (raw []byte, slow bool, err error) {
 			slow = true
 			s.i++
 			if s.i >= len(s.b) {
-				return nil, false, errTruncated
+				return nil, false, ErrTruncated
 			}
 			switch s.b[s.i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -218,18 +204,18 @@ func (s *scanner) str() (raw []byte, slow bool, err error) {
 				s.i++
 				for range 4 {
 					if s.i >= len(s.b) {
-						return nil, false, errTruncated
+						return nil, false, ErrTruncated
 					}
 					if !isHex(s.b[s.i]) {
-						return nil, false, errSyntax
+						return nil, false, ErrSyntax
 					}
 					s.i++
 				}
 			default:
-				return nil, false, errSyntax
+				return nil, false, ErrSyntax
 			}
 		case c < 0x20:
-			return nil, false, errSyntax
+			return nil, false, ErrSyntax
 		default:
 			if c >= utf8.RuneSelf {
 				slow = true
@@ -237,7 +223,7 @@ func (s *scanner) str() (raw []byte, slow bool, err error) {
 			s.i++
 		}
 	}
-	return nil, false, errTruncated
+	return nil, false, ErrTruncated
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
@@ -245,10 +231,10 @@ func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' ||
 func (s *scanner) literal(lit string) error {
 	for k := range len(lit) {
 		if s.i+k >= len(s.b) {
-			return errTruncated
+			return ErrTruncated
 		}
 		if s.b[s.i+k] != lit[k] {
-			return errSyntax
+			return ErrSyntax
 		}
 	}
 	s.i += len(lit)
@@ -262,9 +248,9 @@ func (s *scanner) digits() error {
 	}
 	if s.i == start {
 		if s.i >= len(s.b) {
-			return errTruncated
+			return ErrTruncated
 		}
-		return errSyntax
+		return ErrSyntax
 	}
 	return nil
 }
@@ -274,7 +260,7 @@ func (s *scanner) number() error {
 		s.i++
 	}
 	if s.i >= len(s.b) {
-		return errTruncated
+		return ErrTruncated
 	}
 	switch c := s.b[s.i]; {
 	case c == '0':
@@ -282,7 +268,7 @@ func (s *scanner) number() error {
 	case c >= '1' && c <= '9':
 		_ = s.digits()
 	default:
-		return errSyntax
+		return ErrSyntax
 	}
 	if s.i < len(s.b) && s.b[s.i] == '.' {
 		s.i++
@@ -315,7 +301,7 @@ func unquote(raw []byte, slow bool) (string, error) {
 	quoted = append(append(append(quoted, '"'), raw...), '"')
 	var out string
 	if err := json.Unmarshal(quoted, &out); err != nil {
-		return "", errSyntax
+		return "", ErrSyntax
 	}
 	return out, nil
 }
@@ -327,7 +313,7 @@ func (s *scanner) member() (k string, c byte, err error) {
 		return "", 0, err
 	}
 	if c != '"' {
-		return "", 0, errSyntax
+		return "", 0, ErrSyntax
 	}
 	kraw, kslow, err := s.str()
 	if err != nil {
@@ -423,29 +409,37 @@ const (
 	kindOther
 )
 
-// decodeLine decodes one inbound line (without its '\n'). A line of only
-// whitespace yields (nil, nil). Otherwise it yields a message or an error:
-// errTruncated when the line ends inside the message, another error when
-// it is not one JSON-RPC 2.0 message followed by at most a '\r' and
-// whitespace. A JSON-RPC batch (an array) is refused: the protocol
-// versions mcpward speaks have none.
-func decodeLine(line []byte) (jsonrpc.Message, error) {
-	s := scanner{b: line}
-	s.skipSpace()
-	if s.i == len(line) {
-		return nil, nil
+// Decode decodes data, one JSON text, into the message jsonrpc.DecodeMessage
+// returns for it: a *jsonrpc.Request (a call when its ID is valid, a
+// notification otherwise) or a *jsonrpc.Response, with the same method, id,
+// params, result and error. It refuses data where DecodeMessage refuses it
+// (a JSON-RPC batch, an array, included) and any data that is not valid
+// JSON, as encoding/json judges it (FuzzEnvelope checks both). Whitespace
+// around the message is allowed, as in any JSON text.
+//
+// Every error is one of ErrTruncated, ErrSyntax, ErrTooDeep, ErrNotMessage
+// and ErrTrailing, and matches ErrMalformed under errors.Is; its text never
+// holds a byte of data. data is not retained: Params, Result and Error.Data
+// are copied out of it, so the caller may reuse it at once. Safe for
+// concurrent use (it keeps no state).
+func Decode(data []byte) (jsonrpc.Message, error) {
+	s := scanner{b: data}
+	c, err := s.peek()
+	if err != nil {
+		return nil, err
 	}
-	if line[s.i] != '{' {
-		return nil, errSyntax
+	if c != '{' {
+		if _, err := s.value(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNotMessage // a JSON value, but not a message
 	}
 	m, err := s.envelope()
 	if err != nil {
 		return nil, err
 	}
-	if rest := line[s.i:]; len(rest) > 0 {
-		if rest[0] != '\r' || len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
-			return nil, errTrailing
-		}
+	if s.skipSpace(); s.i < len(data) {
+		return nil, ErrTrailing
 	}
 	return m, nil
 }
@@ -516,7 +510,7 @@ func (s *scanner) envelope() (jsonrpc.Message, error) {
 				case c == '-' || c >= '0' && c <= '9':
 					f, err := strconv.ParseFloat(string(v), 64)
 					if err != nil {
-						return nil, errNotMessage // out of range for a float64
+						return nil, ErrNotMessage // out of range for a float64
 					}
 					idKind = kindNumber
 					id, _ = jsonrpc.MakeID(f) // a float64 is an int64 id, truncated
@@ -580,12 +574,12 @@ func (s *scanner) envelope() (jsonrpc.Message, error) {
 				break
 			}
 			if c != ',' {
-				return nil, errSyntax
+				return nil, ErrSyntax
 			}
 		}
 	}
 	if bad || version != "2.0" {
-		return nil, errNotMessage
+		return nil, ErrNotMessage
 	}
 	switch idKind {
 	case kindString:
@@ -597,7 +591,7 @@ func (s *scanner) envelope() (jsonrpc.Message, error) {
 	case kindNumber:
 		// id was set when the member was read.
 	case kindOther:
-		return nil, errNotMessage
+		return nil, ErrNotMessage
 	default:
 		id = jsonrpc.ID{}
 	}
@@ -615,10 +609,10 @@ func (s *scanner) envelope() (jsonrpc.Message, error) {
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: clone(params)}, nil
 	case kindOther:
-		return nil, errNotMessage
+		return nil, ErrNotMessage
 	}
 	if !id.IsValid() {
-		return nil, errNotMessage
+		return nil, ErrNotMessage
 	}
 	r := &jsonrpc.Response{ID: id, Result: clone(result)}
 	if wireErr != nil {
@@ -691,7 +685,7 @@ func (s *scanner) wireError(e *jsonrpc.Error) (ok bool, err error) {
 			return ok, nil
 		}
 		if c != ',' {
-			return false, errSyntax
+			return false, ErrSyntax
 		}
 	}
 }
@@ -705,7 +699,7 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// clone copies a raw value out of the line; nil stays nil.
+// clone copies a raw value out of the text; nil stays nil.
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil

@@ -84,6 +84,23 @@ const (
 	// ReasonBodyUnavailable: a request had to be resent after an auth
 	// refusal but its body cannot be replayed. Class AuthRefused.
 	ReasonBodyUnavailable = "body_not_replayable"
+	// ReasonMalformedMessage: the server sent a body or SSE event that is
+	// not one JSON-RPC message, or an SSE line without a ':'. Class
+	// Protocol; the connection fails.
+	ReasonMalformedMessage = "malformed_message"
+	// ReasonContentType: the server answered a request with a Content-Type
+	// that is neither application/json nor text/event-stream. Class
+	// Protocol; the connection fails.
+	ReasonContentType = "content_type_unsupported"
+	// ReasonSessionMismatch: the server answered with an Mcp-Session-Id
+	// other than the session's. Class Protocol.
+	ReasonSessionMismatch = "session_id_mismatch"
+	// ReasonStreamRetries: an SSE stream could not be resumed within
+	// Options.MaxRetries attempts without progress. Class Transient.
+	ReasonStreamRetries = "stream_retries_exhausted"
+	// ReasonConnectionClosed: the connection was closed while a stream
+	// was being resumed. Class Transient.
+	ReasonConnectionClosed = "connection_closed"
 )
 
 // StatusError is a non-success HTTP status the transport turned into an

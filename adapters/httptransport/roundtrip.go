@@ -267,9 +267,6 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		if b, ok := resp.Body.(*linkedBody); ok && req.Method == http.MethodPost {
 			b.grace() // the answer to a POST: the SDK drains it after the answer
 		}
-		if admit := rt.filter.Load(); admit != nil {
-			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)
-		}
 		return resp, nil
 	}
 	return rt.capBody(resp)

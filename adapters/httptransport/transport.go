@@ -39,8 +39,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -187,7 +185,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // of its origin holds it (as a session's own connections always did for
 // the session's life), while the URL is admitted afresh by every call of
 // Transport.
-func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*mcp.StreamableClientTransport, error) {
+func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*Transport, error) {
 	server := t.ServerID
 	if t.Kind != ports.TransportHTTP {
 		return nil, refusal.New(refusal.Config, ReasonKindMismatch, server)
@@ -231,16 +229,7 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		rt.endpoint = t.URL
 	}
 	client := &http.Client{Transport: rt, CheckRedirect: refuseRedirects(server, origin)}
-	eventCap := f.cap
-	if eventCap > int64(int(^uint(0)>>1)) {
-		eventCap = int64(int(^uint(0) >> 1))
-	}
-	return &mcp.StreamableClientTransport{
-		Endpoint:     u.String(),
-		HTTPClient:   client,
-		MaxRetries:   f.maxRetries,
-		MaxEventSize: int(eventCap),
-	}, nil
+	return &Transport{Endpoint: u.String(), HTTPClient: client, MaxRetries: f.maxRetries, rt: rt}, nil
 }
 
 // TracesTo reports whether origin ("scheme://host:port", port always

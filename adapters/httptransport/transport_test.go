@@ -56,8 +56,7 @@ func TestMCPSessionThroughTransport(t *testing.T) {
 			tr, err := New(policy, opts).Transport(ctx, httpTarget("srv", srv.URL+"/mcp", static), auth)
 			require.NoError(t, err)
 			closeIdle(t, tr)
-			require.Equal(t, DefaultReceiveCap, tr.MaxEventSize)
-			require.Nil(t, tr.OAuthHandler)
+			require.Equal(t, int64(DefaultReceiveCap), tr.rt.cap)
 
 			cs, err := connect(ctx, tr)
 			require.NoError(t, err)
@@ -370,7 +369,7 @@ func TestReceiveCap(t *testing.T) {
 				Transport(context.Background(), httpTarget("s", srv.URL, nil), nil)
 			require.NoError(t, err)
 			closeIdle(t, tr)
-			require.Equal(t, capBytes, tr.MaxEventSize)
+			require.Equal(t, int64(capBytes), tr.rt.cap)
 
 			runtime.GC()
 			var before, after runtime.MemStats

@@ -85,8 +85,8 @@ const (
 //
 //   - POSTs each message with the SDK's Content-Type and Accept headers,
 //     Mcp-Protocol-Version (the version in a request's own _meta, else the
-//     one negotiated: sniffed from the initialize reply, or the version of
-//     a server/discover that succeeded), Mcp-Session-Id (legacy era; a
+//     one negotiated: sniffed from the initialize reply, or named in the
+//     _meta of the modern-era requests after server/discover), Mcp-Session-Id (legacy era; a
 //     different id later fails that request), and from 2026-07-28 on
 //     Mcp-Method, Mcp-Name and Mcp-Param-* (WithTool);
 //   - reads a JSON answer already bounded by the receive cap, and an SSE
@@ -130,14 +130,8 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		incoming:   make(chan jsonrpc.Message, incomingQueue),
 		done:       make(chan struct{}),
 		failed:     make(chan struct{}),
-		sniff:      map[jsonrpc.ID]sniffed{},
+		sniff:      map[jsonrpc.ID]struct{}{},
 	}, nil
-}
-
-// sniffed is what a handshake request tells once its answer arrives.
-type sniffed struct {
-	discover bool   // server/discover (else initialize)
-	version  string // the request's _meta version (discover)
 }
 
 // conn is one connection of a Transport (mcp.Connection).
@@ -164,8 +158,8 @@ type conn struct {
 
 	mu         sync.Mutex
 	sessionID  string
-	version    string // negotiated: sniffed from the handshake's answer
-	sniff      map[jsonrpc.ID]sniffed
+	version    string // negotiated: from the initialize answer, or a modern request's _meta
+	sniff      map[jsonrpc.ID]struct{} // initialize requests awaiting their answer
 	standalone bool // the standalone GET stream was started
 }
 
@@ -271,14 +265,20 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		method = m.Method
 		if m.IsCall() {
 			forCall = m
-			switch m.Method {
-			case "initialize":
+			if m.Method == "initialize" {
 				c.mu.Lock()
-				c.sniff[m.ID] = sniffed{}
+				c.sniff[m.ID] = struct{}{}
 				c.mu.Unlock()
-			case "server/discover":
+			}
+		}
+		if m.Method != "server/discover" {
+			// A modern-era request names its version in _meta once the
+			// SDK has taken the discover result (which the host may still
+			// refuse, falling back to initialize): that is the version
+			// the SDK's own transport is told.
+			if v := metaVersion(m.Params); v != "" {
 				c.mu.Lock()
-				c.sniff[m.ID] = sniffed{discover: true, version: metaVersion(m.Params)}
+				c.version = v
 				c.mu.Unlock()
 			}
 		}
@@ -390,7 +390,7 @@ func (c *conn) deliver(m jsonrpc.Message) {
 }
 
 // observe notes the negotiated protocol version from the answer to the
-// initialize request or to a server/discover that succeeded.
+// initialize request.
 func (c *conn) observe(m jsonrpc.Message) {
 	resp, ok := m.(*jsonrpc.Response)
 	if !ok {
@@ -398,18 +398,11 @@ func (c *conn) observe(m jsonrpc.Message) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.sniff[resp.ID]
-	if !ok {
+	if _, ok := c.sniff[resp.ID]; !ok {
 		return
 	}
 	delete(c.sniff, resp.ID)
 	if resp.Error != nil {
-		return
-	}
-	if s.discover {
-		if s.version != "" {
-			c.version = s.version
-		}
 		return
 	}
 	if v, ok := member(resp.Result, "protocolVersion"); ok && len(v) > 0 && v[0] == '"' {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,5 +135,95 @@ func TestHeadersPerEra(t *testing.T) {
 			require.NoError(t, err, "run with -update to write it")
 			assert.Equal(t, string(b), text)
 		})
+	}
+}
+
+// TestParamHeadersMatchSDK is a property over generated arguments: for the
+// same tool and the same arguments, a tools/call through our connection
+// (given the tool by WithTool) carries exactly the Mcp-Param-* headers the
+// go-sdk's transport writes (strings with edge spaces, control bytes,
+// non-ASCII and base64-looking values; integers in and out of the safe
+// range, fractions, booleans, null, objects, absent members).
+func TestParamHeadersMatchSDK(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	session := func(tr mcp.Transport) (*mcp.ClientSession, *mcp.Tool) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcpward-test", Version: "0"}, &mcp.ClientOptions{
+			Capabilities:   &mcp.ClientCapabilities{},
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		})
+		cs, err := c.Connect(ctx, tr, nil)
+		require.NoError(t, err)
+		lt, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+		return cs, lt.Tools[0]
+	}
+	sdkSrv, ourSrv := eraServer(t, true), eraServer(t, true)
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	sdkCS, _ := session(&mcp.StreamableClientTransport{Endpoint: sdkSrv.URL, HTTPClient: hc, MaxRetries: -1})
+	defer sdkCS.Close()
+	tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", ourSrv.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	ourCS, tool := session(tr)
+	defer ourCS.Close()
+
+	lastParams := func(srv *testServer) map[string]string {
+		reqs := srv.requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if rpcMethod(reqs[i].Body) != "tools/call" {
+				continue
+			}
+			out := map[string]string{}
+			for k, v := range reqs[i].Header {
+				if strings.HasPrefix(k, "Mcp-Param-") {
+					out[k] = strings.Join(v, ",")
+				}
+			}
+			return out
+		}
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(28, 1))
+	runes := []rune{'a', 'Z', '0', ' ', '\t', '\n', '\x00', '\x7f', 'é', '世', '=', '?', '"', '\\'}
+	value := func() any {
+		switch rng.IntN(9) {
+		case 0:
+			return nil
+		case 1:
+			return rng.IntN(2) == 0
+		case 2:
+			return rng.Int64N(1<<54) - 1<<53
+		case 3:
+			return rng.Float64() * 100
+		case 4:
+			return map[string]any{"k": "v"}
+		case 5:
+			return "=?base64?" + "aGk=" + "?="
+		default:
+			var b strings.Builder
+			for range rng.IntN(12) {
+				b.WriteRune(runes[rng.IntN(len(runes))])
+			}
+			return b.String()
+		}
+	}
+	for i := range 300 {
+		args := map[string]any{}
+		if rng.IntN(5) > 0 {
+			args["region"] = value()
+		}
+		switch rng.IntN(3) {
+		case 0:
+			args["zone"] = map[string]any{"id": value()}
+		case 1:
+			args["zone"] = value()
+		}
+		p := &mcp.CallToolParams{Name: "route", Arguments: args}
+		_, sdkErr := sdkCS.CallTool(ctx, p)
+		_, ourErr := ourCS.CallTool(WithTool(ctx, tool), p)
+		require.Equal(t, sdkErr == nil, ourErr == nil, "case %d %v: sdk %v, ours %v", i, args, sdkErr, ourErr)
+		require.Equal(t, lastParams(sdkSrv), lastParams(ourSrv), "case %d: %#v", i, args)
 	}
 }

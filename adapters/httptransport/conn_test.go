@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ import (
 // legacyHandler is a hand-written legacy-era server: initialize (session
 // "sid"), notifications 202, DELETE 200, the standalone GET 405; a
 // tools/call and a GET resuming a stream go to call and resume.
-func legacyHandler(call func(w http.ResponseWriter, id json.RawMessage), resume func(w http.ResponseWriter, last string)) http.HandlerFunc {
+func legacyHandler(call func(w http.ResponseWriter, r *http.Request, id json.RawMessage), resume func(w http.ResponseWriter, last string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodDelete:
@@ -50,7 +51,7 @@ func legacyHandler(call func(w http.ResponseWriter, id json.RawMessage), resume 
 		case len(m.ID) == 0 || m.Method == "":
 			w.WriteHeader(http.StatusAccepted)
 		case m.Method == "tools/call":
-			call(w, m.ID)
+			call(w, r, m.ID)
 		default:
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
@@ -104,7 +105,7 @@ func TestResumption(t *testing.T) {
 
 	t.Run("resumed", func(t *testing.T) {
 		start := time.Now()
-		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, id json.RawMessage) {
+		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
 			lastCallID.Store(id)
 			sse(w, "id: e1\nretry: 50\ndata: "+note+"\n\n")
 		}, func(w http.ResponseWriter, last string) {
@@ -118,7 +119,7 @@ func TestResumption(t *testing.T) {
 		assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "retry: honoured")
 	})
 	t.Run("no ids", func(t *testing.T) {
-		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, id json.RawMessage) {
+		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
 			sse(w, "data: "+note+"\n\n")
 		}, func(w http.ResponseWriter, last string) { t.Error("resumed a stream without ids") }), 2)
 		defer cs.Close()
@@ -129,7 +130,7 @@ func TestResumption(t *testing.T) {
 		require.NoError(t, cs.Ping(ctx, nil), "the session goes on")
 	})
 	t.Run("no progress", func(t *testing.T) {
-		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, id json.RawMessage) {
+		cs, srv := dial(t, legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
 			sse(w, "id: e1\nretry: 1\ndata: "+note+"\n\n")
 		}, func(w http.ResponseWriter, last string) {
 			sse(w, "id: e1\nretry: 1\n\n")
@@ -158,7 +159,7 @@ func TestLegacyStandaloneStreamAndDelete(t *testing.T) {
 		{"sse", func(w http.ResponseWriter) { sse(w, ": open\n\n") }},
 	} {
 		t.Run(get.name, func(t *testing.T) {
-			inner := legacyHandler(func(w http.ResponseWriter, id json.RawMessage) { sse(w, "data: "+okResult(id)+"\n\n") }, nil)
+			inner := legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) { sse(w, "data: "+okResult(id)+"\n\n") }, nil)
 			var gets atomic.Int64
 			srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method == http.MethodGet {
@@ -192,7 +193,7 @@ func TestLegacyStandaloneStreamAndDelete(t *testing.T) {
 		})
 	}
 	t.Run("session gone", func(t *testing.T) {
-		inner := legacyHandler(func(w http.ResponseWriter, id json.RawMessage) { w.WriteHeader(http.StatusNotFound) }, nil)
+		inner := legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) { w.WriteHeader(http.StatusNotFound) }, nil)
 		srv := newTestServer(t, false, inner)
 		tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
 		require.NoError(t, err)
@@ -266,4 +267,69 @@ func TestModernDiscoverAndListenFailuresNotFatal(t *testing.T) {
 		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "x"}})
 		require.NoError(t, err)
 	})
+}
+
+// TestCloseEndsEverything: Close, with the standalone GET stream open and
+// a call's SSE stream in flight, returns promptly, ends the call, and
+// leaves no goroutine (goleak checks the package); Read then returns
+// io.EOF. An abandoned call's POST is cancelled and the session goes on.
+func TestCloseEndsEverything(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTestServer(t, false, mcpHandler(newMCPServer(), nil))
+	tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	cs, err := connect(ctx, tr)
+	require.NoError(t, err)
+
+	cctx, abandon := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "block"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	abandon()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abandoned call did not return")
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "x"}})
+	require.NoError(t, err, "the session goes on after an abandoned call")
+
+	require.NoError(t, cs.Close())
+
+	// A server whose call stream never ends (until its request does).
+	srv2 := newTestServer(t, false, legacyHandler(func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		sse(w, ": open\n\n")
+		<-r.Context().Done()
+	}, nil))
+	tr2, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv2.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr2)
+	// The SDK's ClientSession.Close waits for its calls in flight (which
+	// mcpsession ends first); the connection's Close itself does not.
+	c, err := tr2.Connect(ctx)
+	require.NoError(t, err)
+	id, _ := jsonrpc.MakeID(float64(1))
+	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id, Method: "initialize", Params: []byte(`{}`)}))
+	_, err = c.Read(ctx)
+	require.NoError(t, err)
+	require.NoError(t, c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}))
+	id2, _ := jsonrpc.MakeID(float64(2))
+	require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id2, Method: "tools/call", Params: []byte(`{"name":"x"}`)}))
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, c.Close())
+	assert.Less(t, time.Since(start), 2*time.Second, "Close returns promptly")
+	_, err = c.Read(ctx)
+	assert.ErrorIs(t, err, io.EOF)
+	var deleted bool
+	for _, r := range srv2.requests() {
+		deleted = deleted || r.Method == http.MethodDelete
+	}
+	assert.True(t, deleted)
 }

@@ -158,9 +158,9 @@ type conn struct {
 
 	mu         sync.Mutex
 	sessionID  string
-	version    string // negotiated: from the initialize answer, or a modern request's _meta
+	version    string                  // negotiated: from the initialize answer, or a modern request's _meta
 	sniff      map[jsonrpc.ID]struct{} // initialize requests awaiting their answer
-	standalone bool // the standalone GET stream was started
+	standalone bool                    // the standalone GET stream was started
 }
 
 func (c *conn) fail(err error) {

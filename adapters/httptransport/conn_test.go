@@ -155,7 +155,10 @@ func TestLegacyStandaloneStreamAndDelete(t *testing.T) {
 	}{
 		{"405", func(w http.ResponseWriter) { w.WriteHeader(http.StatusMethodNotAllowed) }},
 		{"404", func(w http.ResponseWriter) { w.WriteHeader(http.StatusNotFound) }},
-		{"json", func(w http.ResponseWriter) { w.Header().Set("Content-Type", "application/json"); io.WriteString(w, "{}") }},
+		{"json", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "{}")
+		}},
 		{"sse", func(w http.ResponseWriter) { sse(w, ": open\n\n") }},
 	} {
 		t.Run(get.name, func(t *testing.T) {

@@ -217,4 +217,3 @@ func sdkEvents(stream []byte) []string {
 	dispatch()
 	return out
 }
-

@@ -97,9 +97,9 @@ const (
 //     and Last-Event-ID, honouring retry:, at most MaxRetries times
 //     without progress (a stream without ids is not resumed: the call
 //     gets "request terminated without response");
-//   - in the legacy era, opens the standalone GET stream once
-//     notifications/initialized is written (405, another 4xx or a
-//     non-SSE answer mean none), and sends DELETE at Close when it has a
+//   - in the legacy era, opens the standalone GET stream when
+//     notifications/initialized is written, before it is sent, as the SDK
+//     does (405, another 4xx or a non-SSE answer mean none), and sends DELETE at Close when it has a
 //     session id the server has not declared gone (404);
 //   - in the 2026-07-28 era keeps no session and no GET stream; a failed
 //     server/discover or subscriptions/listen fails that request only.
@@ -286,6 +286,15 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	default:
 		return rejected(c.refuse(refusal.Internal, "message_invalid"))
 	}
+	if method == "notifications/initialized" {
+		// As the SDK does once it has the initialize result: the
+		// standalone stream is up before the server hears the session
+		// is initialized (a server may send on it at once).
+		c.startStandalone()
+		if err := c.failErr(); err != nil {
+			return err
+		}
+	}
 	data, err := appendMessage(nil, msg)
 	if err != nil {
 		return rejected(c.refuse(refusal.Internal, "message_invalid"))
@@ -328,9 +337,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if forCall == nil {
 		resp.Body.Close()
 		stop()
-		if method == "notifications/initialized" {
-			c.startStandalone()
-		}
 		return nil
 	}
 	switch mediaType(resp) {
@@ -470,7 +476,8 @@ func (c *conn) streamError(err error) error {
 	return c.rt.netError(err)
 }
 
-// startStandalone opens the legacy era's standalone GET stream, once.
+// startStandalone opens the legacy era's standalone GET stream, once: it
+// waits for the answer's headers, then reads the stream in a goroutine.
 func (c *conn) startStandalone() {
 	c.mu.Lock()
 	if c.standalone || c.version == "" || c.version >= modernVersion {
@@ -479,25 +486,25 @@ func (c *conn) startStandalone() {
 	}
 	c.standalone = true
 	c.mu.Unlock()
+	resp, err := c.connectSSE(c.ctx, "", 0, true)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.fail(err)
+		}
+		return
+	}
+	if resp.StatusCode == http.StatusMethodNotAllowed || mediaType(resp) != "text/event-stream" ||
+		(resp.StatusCode >= 400 && resp.StatusCode < 500) {
+		discard(resp)
+		return // no standalone stream here
+	}
+	if err := c.checkResponse(resp); err != nil {
+		c.fail(err)
+		return
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		resp, err := c.connectSSE(c.ctx, "", 0, true)
-		if err != nil {
-			if c.ctx.Err() == nil {
-				c.fail(err)
-			}
-			return
-		}
-		if resp.StatusCode == http.StatusMethodNotAllowed || mediaType(resp) != "text/event-stream" ||
-			(resp.StatusCode >= 400 && resp.StatusCode < 500) {
-			discard(resp)
-			return // no standalone stream here
-		}
-		if err := c.checkResponse(resp); err != nil {
-			c.fail(err)
-			return
-		}
 		c.handleSSE(c.ctx, resp, nil)
 	}()
 }

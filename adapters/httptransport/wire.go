@@ -1,15 +1,16 @@
 package httptransport
 
-import "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+import (
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-// decodeMessage decodes one JSON-RPC message; data is not retained.
-func decodeMessage(data []byte) (jsonrpc.Message, error) { return jsonrpc.DecodeMessage(data) }
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
+)
 
-// appendMessage appends msg's encoding to dst.
+// decodeMessage decodes one JSON-RPC message with the shared decoder;
+// data is not retained.
+func decodeMessage(data []byte) (jsonrpc.Message, error) { return jsonrpcwire.Decode(data) }
+
+// appendMessage appends msg's encoding to dst with the shared encoder.
 func appendMessage(dst []byte, msg jsonrpc.Message) ([]byte, error) {
-	b, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
+	return jsonrpcwire.Append(dst, msg)
 }

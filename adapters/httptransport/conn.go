@@ -343,11 +343,17 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case "application/json":
 		defer stop()
 		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body) // already in memory (roundTripper.capBody)
-		if err != nil {
-			err = c.streamError(err)
-			c.fail(err)
-			return err
+		var body []byte
+		if bb, ok := resp.Body.(*bufferedBody); ok {
+			body = bb.b // read in full under the cap by roundTripper.capBody
+		} else {
+			b, err := io.ReadAll(io.LimitReader(resp.Body, c.rt.cap+1))
+			if err != nil {
+				err = c.streamError(err)
+				c.fail(err)
+				return err
+			}
+			body = b
 		}
 		m, err := decodeMessage(body)
 		if err != nil {

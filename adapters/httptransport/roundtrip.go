@@ -324,10 +324,13 @@ func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
 
 // bufferedBody is a response body already read into memory; Close does
 // nothing.
-type bufferedBody struct{ bytes.Reader }
+type bufferedBody struct {
+	bytes.Reader
+	b []byte // the whole body, for a reader that takes it at once (conn)
+}
 
 func newBufferedBody(b []byte) *bufferedBody {
-	bb := &bufferedBody{}
+	bb := &bufferedBody{b: b}
 	bb.Reset(b)
 	return bb
 }

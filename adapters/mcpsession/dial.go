@@ -71,7 +71,7 @@ type Conn struct {
 	// notifications cannot grow the SDK's handler queue without bound. nil
 	// means the transport cannot filter, and the SDK queues whatever
 	// arrives (stdiotransport.Transport.SetInboundFilter and
-	// httptransport.SetInboundFilter filter).
+	// httptransport.Transport.SetInboundFilter filter).
 	InboundFilter func(admit func(method string, call bool) bool)
 	// Mask, when non-nil, returns a server's own error message with every
 	// value the host knows to be the definition's (env and header values,

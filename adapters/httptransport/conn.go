@@ -161,6 +161,7 @@ type conn struct {
 	version    string                  // negotiated: from the initialize answer, or a modern request's _meta
 	sniff      map[jsonrpc.ID]struct{} // initialize requests awaiting their answer
 	standalone bool                    // the standalone GET stream was started
+	closing    bool                    // Close has started: no new goroutine
 }
 
 func (c *conn) fail(err error) {
@@ -365,12 +366,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.deliver(m)
 		return nil
 	case "text/event-stream":
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
+		if !c.spawn(func() {
 			defer stop()
 			c.handleSSE(rctx, resp, forCall)
-		}()
+		}) {
+			resp.Body.Close()
+			stop()
+			return rejected(c.refuse(refusal.Transient, ReasonConnectionClosed))
+		}
 		return nil
 	default:
 		resp.Body.Close()
@@ -379,6 +382,22 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.fail(err)
 		return err
 	}
+}
+
+// spawn runs f in a goroutine Close waits for, unless Close has started
+// (then it reports false and f does not run).
+func (c *conn) spawn(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // deliver queues m for Read, in a goroutine of its own when the queue is
@@ -391,14 +410,12 @@ func (c *conn) deliver(m jsonrpc.Message) {
 		return
 	default:
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.spawn(func() {
 		select {
 		case c.incoming <- m:
 		case <-c.done:
 		}
-	}()
+	})
 }
 
 // observe notes the negotiated protocol version from the answer to the
@@ -508,11 +525,9 @@ func (c *conn) startStandalone() {
 		c.fail(err)
 		return
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		c.handleSSE(c.ctx, resp, nil)
-	}()
+	if !c.spawn(func() { c.handleSSE(c.ctx, resp, nil) }) {
+		resp.Body.Close()
+	}
 }
 
 // handleSSE reads one stream (and its resumptions) to its end: the answer
@@ -712,6 +727,9 @@ func (c *conn) Close() error {
 			}
 			stop()
 		}
+		c.mu.Lock()
+		c.closing = true
+		c.mu.Unlock()
 		c.cancel()
 		close(c.done)
 		c.wg.Wait()

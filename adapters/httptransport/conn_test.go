@@ -336,3 +336,26 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	assert.True(t, deleted)
 }
+
+// TestJSONRPCErrorBody: a non-2xx answer whose body is a JSON-RPC error is
+// that error, for that request only: the session goes on.
+func TestJSONRPCErrorBody(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := newTestServer(t, false, legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"bad arguments"}}`, id)
+	}, nil))
+	tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	cs, err := connect(ctx, tr)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "x"})
+	var we *jsonrpc.Error
+	require.ErrorAs(t, err, &we)
+	assert.EqualValues(t, -32602, we.Code)
+	require.NoError(t, cs.Ping(ctx, nil), "the session goes on")
+}

@@ -305,10 +305,10 @@ func Classify(err error, server, origin string) *refusal.Error {
 }
 
 // sdkSSECapPhrase is the fixed phrase of the go-sdk's (v1.8.0) error for an
-// SSE event over StreamableClientTransport.MaxEventSize, which the
-// transport sets to the receive cap (mcp/event.go, errMalformedEvent is
-// unexported). TestReceiveCapThroughSession fails if a newer SDK changes
-// it.
+// SSE event over StreamableClientTransport.MaxEventSize (mcp/event.go,
+// errMalformedEvent is unexported), for an error of a session over the
+// SDK's own transport; this package's Transport refuses such an event
+// itself (Class Protocol ReasonReceiveCap).
 const sdkSSECapPhrase = "SSE event exceeded"
 
 // isSSECapBreach reports the SDK's error for an SSE event over the cap.

@@ -404,13 +404,9 @@ func TestReceiveCapThroughSession(t *testing.T) {
 			require.NoError(t, err, "a small reply passes")
 			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "big"})
 			require.Error(t, err, "a reply over the cap fails")
-			if jsonResp {
-				// JSON bodies are capped by the transport, so the typed
-				// refusal reaches the caller.
-				requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
-			}
-			// An SSE event over the cap fails in the SDK (MaxEventSize is
-			// the cap); Classify knows that error too.
+			// A JSON body over the cap, or an SSE event over it, is the
+			// transport's typed refusal, which Classify returns.
+			requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
 			r := Classify(err, "s", "")
 			assert.Equal(t, refusal.Protocol, r.Class)
 			assert.Equal(t, ReasonReceiveCap, r.Reason)

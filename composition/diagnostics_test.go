@@ -462,9 +462,8 @@ func TestDialInstallsInboundFilter(t *testing.T) {
 	conn, err = r.host.Dialer().Dial(context.Background(), tg)
 	require.NoError(t, err)
 	require.NotNil(t, conn.InboundFilter)
-	tr, ok := conn.Transport.(*mcp.StreamableClientTransport)
-	require.True(t, ok)
-	assert.True(t, httptransport.SetInboundFilter(tr, nil), "the transport is httptransport's, which filters")
+	_, ok := conn.Transport.(*httptransport.Transport)
+	assert.True(t, ok, "the transport is httptransport's, which filters")
 
 	f := r.host.Connect(context.Background(), stdioDoc(bin, nil, ""), &ConnectOptions{Supervisor: fastRetries()})
 	t.Cleanup(func() { _ = f.Close() })

@@ -130,7 +130,8 @@ func newDialer(f *httptransport.Factory, l *stdiotransport.Launcher, auth *Authe
 //     last Conn of an origin to be released closes its idle connections;
 //     see httptransport.Factory.Transport); Abort is a no-op (the SDK cancels an
 //     abandoned call's POST and sends notifications/cancelled, so the
-//     session stays up); InboundFilter is httptransport.SetInboundFilter.
+//     session stays up); InboundFilter is the transport's SetInboundFilter;
+//     WithTool is httptransport.WithTool (Mcp-Param-* headers).
 //   - stdio: Origin is ""; Abort kills the child's process group at once
 //     (stdiotransport.Transport.Kill); Classify maps the transport's errors
 //     (see classifyStdio) and ClassifyConnect those of initialize (the
@@ -200,8 +201,9 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 		// The SDK cancels an abandoned POST and sends
 		// notifications/cancelled itself: the session stays up.
 		Abort:         func() {},
-		Release:       tr.HTTPClient.CloseIdleConnections,
-		InboundFilter: func(admit func(string, bool) bool) { httptransport.SetInboundFilter(tr, admit) },
+		Release:       tr.CloseIdleConnections,
+		InboundFilter: tr.SetInboundFilter,
+		WithTool:      httptransport.WithTool,
 		Mask:          targetMask(t),
 	}, nil
 }

@@ -35,24 +35,36 @@ import (
 // authenticator. Every side connects with the same client, pinned to
 // protocol 2025-11-25.
 
+// closableTransport is a transport whose idle connections can be let go
+// of: mcpward's *Transport, or the raw SDK's (rawTr).
+type closableTransport interface {
+	mcp.Transport
+	CloseIdleConnections()
+}
+
+// rawTr is the raw go-sdk transport as a closableTransport.
+type rawTr struct{ *mcp.StreamableClientTransport }
+
+func (r rawTr) CloseIdleConnections() { r.HTTPClient.CloseIdleConnections() }
+
 // benchSide is one way of connecting: setup runs once per sub-benchmark
 // run and returns the maker of a fresh transport for one connection to url.
 type benchSide struct {
 	name  string
-	setup func() func(b *testing.B, url string) *mcp.StreamableClientTransport
+	setup func() func(b *testing.B, url string) closableTransport
 }
 
 func benchSides() []benchSide {
 	f := New(egress.Default(), safeOptions())
-	admitted := func(headers map[string]string, withAuth bool) func() func(*testing.B, string) *mcp.StreamableClientTransport {
-		return func() func(*testing.B, string) *mcp.StreamableClientTransport {
+	admitted := func(headers map[string]string, withAuth bool) func() func(*testing.B, string) closableTransport {
+		return func() func(*testing.B, string) closableTransport {
 			// The fake records every request it is asked about, so each
 			// run gets its own: a shared one would grow through the runs.
 			var a ports.Authenticator
 			if withAuth {
 				a = portstest.NewAuthenticator(http.Header{"Authorization": {"Bearer bench-token"}}, 0)
 			}
-			return func(b *testing.B, url string) *mcp.StreamableClientTransport {
+			return func(b *testing.B, url string) closableTransport {
 				tr, err := f.Transport(context.Background(), httpTarget("bench", url, headers), a)
 				if err != nil {
 					b.Fatal("transport refused")
@@ -62,14 +74,14 @@ func benchSides() []benchSide {
 		}
 	}
 	return []benchSide{
-		{name: "raw", setup: func() func(*testing.B, string) *mcp.StreamableClientTransport {
-			return func(_ *testing.B, url string) *mcp.StreamableClientTransport {
-				return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{}}
+		{name: "raw", setup: func() func(*testing.B, string) closableTransport {
+			return func(_ *testing.B, url string) closableTransport {
+				return rawTr{&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{}}}
 			}
 		}},
-		{name: "raw+header", setup: func() func(*testing.B, string) *mcp.StreamableClientTransport {
-			return func(_ *testing.B, url string) *mcp.StreamableClientTransport {
-				return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerRT{}}}
+		{name: "raw+header", setup: func() func(*testing.B, string) closableTransport {
+			return func(_ *testing.B, url string) closableTransport {
+				return rawTr{&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerRT{}}}}
 			}
 		}},
 		{name: "mcpward", setup: admitted(nil, false)},
@@ -144,7 +156,7 @@ func BenchmarkHTTPCallEcho(b *testing.B) {
 				b.Run(side.name, func(b *testing.B) {
 					tr := side.setup()(b, url)
 					cs := benchConnect(b, tr)
-					defer tr.HTTPClient.CloseIdleConnections()
+					defer tr.CloseIdleConnections()
 					defer cs.Close()
 					ctx := context.Background()
 					params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}
@@ -172,8 +184,8 @@ func BenchmarkHTTPCallEcho(b *testing.B) {
 				b.Run("raw-vs-"+side.name, func(b *testing.B) {
 					rawTr, wardTr := sides[0].setup()(b, url), side.setup()(b, url)
 					rawCS, wardCS := benchConnect(b, rawTr), benchConnect(b, wardTr)
-					defer wardTr.HTTPClient.CloseIdleConnections()
-					defer rawTr.HTTPClient.CloseIdleConnections()
+					defer wardTr.CloseIdleConnections()
+					defer rawTr.CloseIdleConnections()
 					defer wardCS.Close()
 					defer rawCS.Close()
 					ctx := context.Background()
@@ -261,7 +273,7 @@ func BenchmarkHTTPConnect(b *testing.B) {
 				if err := cs.Close(); err != nil {
 					b.Fatal("close failed")
 				}
-				tr.HTTPClient.CloseIdleConnections()
+				tr.CloseIdleConnections()
 			}
 		})
 	}
@@ -269,14 +281,14 @@ func BenchmarkHTTPConnect(b *testing.B) {
 	for _, side := range sides[2:] {
 		b.Run("raw-vs-"+side.name, func(b *testing.B) {
 			mkRaw, mkWard := sides[0].setup(), side.setup()
-			cycle := func(mk func(*testing.B, string) *mcp.StreamableClientTransport) time.Duration {
+			cycle := func(mk func(*testing.B, string) closableTransport) time.Duration {
 				t0 := time.Now()
 				tr := mk(b, url)
 				cs := benchConnect(b, tr)
 				if err := cs.Close(); err != nil {
 					b.Fatal("close failed")
 				}
-				tr.HTTPClient.CloseIdleConnections()
+				tr.CloseIdleConnections()
 				return time.Since(t0)
 			}
 			paired(b, 4, func() time.Duration { return cycle(mkRaw) }, func() time.Duration { return cycle(mkWard) })

@@ -84,6 +84,23 @@ const (
 	// ReasonBodyUnavailable: a request had to be resent after an auth
 	// refusal but its body cannot be replayed. Class AuthRefused.
 	ReasonBodyUnavailable = "body_not_replayable"
+	// ReasonMalformedMessage: the server sent a body or SSE event that is
+	// not one JSON-RPC message, or an SSE line without a ':'. Class
+	// Protocol; the connection fails.
+	ReasonMalformedMessage = "malformed_message"
+	// ReasonContentType: the server answered a request with a Content-Type
+	// that is neither application/json nor text/event-stream. Class
+	// Protocol; the connection fails.
+	ReasonContentType = "content_type_unsupported"
+	// ReasonSessionMismatch: the server answered with an Mcp-Session-Id
+	// other than the session's. Class Protocol.
+	ReasonSessionMismatch = "session_id_mismatch"
+	// ReasonStreamRetries: an SSE stream could not be resumed within
+	// Options.MaxRetries attempts without progress. Class Transient.
+	ReasonStreamRetries = "stream_retries_exhausted"
+	// ReasonConnectionClosed: the connection was closed while a stream
+	// was being resumed. Class Transient.
+	ReasonConnectionClosed = "connection_closed"
 )
 
 // StatusError is a non-success HTTP status the transport turned into an
@@ -288,10 +305,10 @@ func Classify(err error, server, origin string) *refusal.Error {
 }
 
 // sdkSSECapPhrase is the fixed phrase of the go-sdk's (v1.8.0) error for an
-// SSE event over StreamableClientTransport.MaxEventSize, which the
-// transport sets to the receive cap (mcp/event.go, errMalformedEvent is
-// unexported). TestReceiveCapThroughSession fails if a newer SDK changes
-// it.
+// SSE event over StreamableClientTransport.MaxEventSize (mcp/event.go,
+// errMalformedEvent is unexported), for an error of a session over the
+// SDK's own transport; this package's Transport refuses such an event
+// itself (Class Protocol ReasonReceiveCap).
 const sdkSSECapPhrase = "SSE event exceeded"
 
 // isSSECapBreach reports the SDK's error for an SSE event over the cap.

@@ -255,7 +255,7 @@ func TestFailureAfterHealthyStart(t *testing.T) {
 
 	srv.CloseClientConnections()
 	srv.Close()
-	tr.HTTPClient.CloseIdleConnections() // the next call dials, and finds nobody
+	tr.CloseIdleConnections() // the next call dials, and finds nobody
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "down"}})
 	require.Error(t, err)
 	r := Classify(err, "s", "")

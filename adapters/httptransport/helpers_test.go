@@ -171,8 +171,8 @@ func connect(ctx context.Context, tr mcp.Transport) (*mcp.ClientSession, error) 
 }
 
 // closeIdle releases the pooled connections of tr at cleanup.
-func closeIdle(t *testing.T, tr *mcp.StreamableClientTransport) {
-	t.Cleanup(tr.HTTPClient.CloseIdleConnections)
+func closeIdle(t *testing.T, tr *Transport) {
+	t.Cleanup(tr.CloseIdleConnections)
 }
 
 // requireRefusal asserts err carries a *refusal.Error of class and reason.
@@ -187,7 +187,7 @@ func requireRefusal(t *testing.T, err error, class refusal.Class, reason string)
 }
 
 // post sends one JSON POST through tr's client.
-func post(ctx context.Context, tr *mcp.StreamableClientTransport, body string) (*http.Response, error) {
+func post(ctx context.Context, tr *Transport, body string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, tr.Endpoint, strings.NewReader(body))
 	if err != nil {
 		return nil, err

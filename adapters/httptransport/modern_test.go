@@ -44,9 +44,13 @@ func TestModernEraThroughTransport(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
-	_, err = cs.ListTools(ctx, nil)
+	lt, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "route", Arguments: map[string]any{"region": "us-west1"}})
+	require.Len(t, lt.Tools, 1)
+	// The SDK's client hands its own transport the listed tool through a
+	// context key of its own; ours gets it through WithTool (mcpsession's
+	// Conn.WithTool hook).
+	res, err := cs.CallTool(WithTool(ctx, lt.Tools[0]), &mcp.CallToolParams{Name: "route", Arguments: map[string]any{"region": "us-west1"}})
 	require.NoError(t, err, "the server found the Mcp-Param-Region header it checks")
 	require.False(t, res.IsError)
 

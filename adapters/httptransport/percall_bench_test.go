@@ -22,17 +22,17 @@ func BenchmarkHTTPCallPerCall(b *testing.B) {
 	url := benchServer(b, false)
 	sides := []struct {
 		name string
-		tr   func(b *testing.B) *mcp.StreamableClientTransport
+		tr   func(b *testing.B) closableTransport
 	}{
-		{"raw", func(*testing.B) *mcp.StreamableClientTransport {
-			return &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}
+		{"raw", func(*testing.B) closableTransport {
+			return rawTr{&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}}
 		}},
-		{"mcpward", func(b *testing.B) *mcp.StreamableClientTransport {
+		{"mcpward", func(b *testing.B) closableTransport {
 			tr, err := New(egress.Default(), safeOptions()).Transport(context.Background(), httpTarget("bench", url, nil), nil)
 			if err != nil {
 				b.Fatal("transport refused")
 			}
-			SetInboundFilter(tr, func(string, bool) bool { return true })
+			tr.SetInboundFilter(func(string, bool) bool { return true })
 			return tr
 		}},
 	}
@@ -40,7 +40,7 @@ func BenchmarkHTTPCallPerCall(b *testing.B) {
 		b.Run(side.name, func(b *testing.B) {
 			tr := side.tr(b)
 			cs := benchConnect(b, tr)
-			defer tr.HTTPClient.CloseIdleConnections()
+			defer tr.CloseIdleConnections()
 			defer cs.Close()
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}
 			b.ReportAllocs()

@@ -70,17 +70,17 @@ func BenchmarkHTTPConnectShared(b *testing.B) {
 			newFactory := func() *Factory {
 				return New(policy, &Options{Resolver: &mapResolver{}, TLSConfig: tc})
 			}
-			cycle := func(tr *mcp.StreamableClientTransport) time.Duration {
+			cycle := func(tr closableTransport) time.Duration {
 				t0 := time.Now()
 				cs := benchConnect(b, tr)
 				if err := cs.Close(); err != nil {
 					b.Fatal("close failed")
 				}
-				tr.HTTPClient.CloseIdleConnections()
+				tr.CloseIdleConnections()
 				return time.Since(t0)
 			}
 			rawFresh := func() time.Duration {
-				return cycle(&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}})
+				return cycle(rawTr{&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}}})
 			}
 			sharedRT := &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: maxIdlePerOrigin}
 			b.Cleanup(sharedRT.CloseIdleConnections)
@@ -99,7 +99,7 @@ func BenchmarkHTTPConnectShared(b *testing.B) {
 			if err != nil {
 				b.Fatal("transport refused")
 			}
-			b.Cleanup(keeper.HTTPClient.CloseIdleConnections)
+			b.Cleanup(keeper.CloseIdleConnections)
 			ward := func(f *Factory) func() time.Duration {
 				return func() time.Duration {
 					tr, err := f.Transport(context.Background(), httpTarget("bench", url, nil), nil)

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +30,7 @@ var jsonOK = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 })
 
 // postOK posts one message through tr and reads the answer in full.
-func postOK(t *testing.T, tr *mcp.StreamableClientTransport) {
+func postOK(t *testing.T, tr *Transport) {
 	t.Helper()
 	resp, err := post(context.Background(), tr, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	require.NoError(t, err)
@@ -79,21 +78,21 @@ func TestSharedTransportPerOrigin(t *testing.T) {
 	assert.Equal(t, int64(1), other.accepts())
 	assert.Equal(t, int64(2), d.n.Load(), "another origin dials its own")
 
-	a.HTTPClient.CloseIdleConnections()
-	a.HTTPClient.CloseIdleConnections() // a second release is not a second holder less
+	a.CloseIdleConnections()
+	a.CloseIdleConnections() // a second release is not a second holder less
 	assert.Equal(t, 2, f.shared.origins(), "b still holds the origin")
 	postOK(t, b)
 	assert.Equal(t, int64(1), one.accepts(), "the idle connection outlived a's release")
 
-	b.HTTPClient.CloseIdleConnections()
-	c.HTTPClient.CloseIdleConnections()
+	b.CloseIdleConnections()
+	c.CloseIdleConnections()
 	assert.Equal(t, 0, f.shared.origins(), "the last release empties the pool")
 
 	// A request after the release leaves a connection idle in a
 	// transport nobody holds: the next CloseIdleConnections closes it.
 	postOK(t, b)
 	assert.Equal(t, int64(2), one.accepts(), "the released connections were closed")
-	b.HTTPClient.CloseIdleConnections()
+	b.CloseIdleConnections()
 
 	// A new transport for the origin gets a fresh shared transport.
 	n, err := f.Transport(ctx, httpTarget("n", one.URL+"/mcp", nil), nil)
@@ -125,7 +124,7 @@ func TestSharedTransportConcurrent(t *testing.T) {
 					resp.Body.Close()
 				}
 			}
-			tr.HTTPClient.CloseIdleConnections()
+			tr.CloseIdleConnections()
 		}()
 	}
 	wg.Wait()
@@ -189,7 +188,7 @@ func TestTLSSessionsResumed(t *testing.T) {
 			tr, err := f.Transport(context.Background(), httpTarget("s", srv.URL+"/mcp", nil), nil)
 			require.NoError(t, err)
 			postOK(t, tr)
-			tr.HTTPClient.CloseIdleConnections()
+			tr.CloseIdleConnections()
 			require.Equal(t, before+int64(i)+1, srv.accepts(), "each connect after a release dials")
 		}
 		mu.Lock()

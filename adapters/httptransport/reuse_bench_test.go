@@ -2,7 +2,6 @@ package httptransport
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -22,8 +21,8 @@ func BenchmarkSSECallFiltered(b *testing.B) {
 	if err != nil {
 		b.Fatal("transport refused")
 	}
-	defer tr.HTTPClient.CloseIdleConnections()
-	SetInboundFilter(tr, func(string, bool) bool { return true })
+	defer tr.CloseIdleConnections()
+	tr.SetInboundFilter(func(string, bool) bool { return true })
 	cs := benchConnect(b, tr)
 	defer cs.Close()
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}
@@ -42,19 +41,20 @@ func BenchmarkSSECallFiltered(b *testing.B) {
 	b.ReportMetric(float64(srv.accepts()-before)/float64(b.N), "conns/op")
 }
 
-// BenchmarkSSEFilterAnswer is the inbound filter passing one SSE stream
-// holding a single answer, as a call's stream does.
-func BenchmarkSSEFilterAnswer(b *testing.B) {
+// BenchmarkSSEReaderAnswer is the SSE parser reading one stream holding
+// a single answer, as a call's stream does.
+func BenchmarkSSEReaderAnswer(b *testing.B) {
 	stream := sseEvent(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}`)
-	admit := func(string, bool) bool { return true }
 	r := strings.NewReader(stream)
 	b.ReportAllocs()
 	for range b.N {
 		r.Reset(stream)
-		f := newSSEFilter(io.NopCloser(r), admit, 1<<20)
-		if _, err := io.Copy(io.Discard, f); err != nil {
-			b.Fatal("read failed")
+		s := newSSEReader(r, 1<<20)
+		for {
+			if _, err := s.next(); err != nil {
+				break
+			}
 		}
-		f.Close()
+		s.release()
 	}
 }

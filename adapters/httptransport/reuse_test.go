@@ -29,7 +29,7 @@ func TestSSEAnswersReuseConnections(t *testing.T) {
 			require.NoError(t, err)
 			closeIdle(t, tr)
 			if filtered {
-				require.True(t, SetInboundFilter(tr, func(string, bool) bool { return true }))
+				tr.SetInboundFilter(func(string, bool) bool { return true })
 			}
 			cs, err := connect(context.Background(), tr)
 			require.NoError(t, err)
@@ -50,50 +50,39 @@ func TestSSEAnswersReuseConnections(t *testing.T) {
 	}
 }
 
-// TestSSEFilterPooledBuffers: streams read one after another through
-// filters sharing pooled buffers each get exactly their own events, a
-// buffer grown past maxPooledEvent is not kept, and Close during a blocked
-// Read gives the buffers back only once that Read returns.
-func TestSSEFilterPooledBuffers(t *testing.T) {
+// TestSSEReaderPooledBuffers: streams read one after another through
+// readers sharing pooled buffers each get exactly their own events, and a
+// buffer grown past maxPooledLine is not kept.
+func TestSSEReaderPooledBuffers(t *testing.T) {
 	const reply = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
-	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("z", maxPooledEvent) + `"}}`
-	admit := func(string, bool) bool { return true }
-	for i, stream := range []string{sseEvent(reply), sseEvent(big) + sseEvent(reply), sseEvent(reply), "data: " + reply} {
-		f := newSSEFilter(io.NopCloser(strings.NewReader(stream)), admit, 1<<20)
-		out, err := io.ReadAll(f)
-		require.NoError(t, err, "stream %d", i)
-		require.NoError(t, f.Close())
-		assert.Equal(t, stream, string(out), "stream %d passes unchanged", i)
-		assert.Nil(t, f.bufs, "buffers given back")
-		_, err = f.Read(make([]byte, 1))
-		assert.ErrorIs(t, err, errReadAfterClose)
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("z", maxPooledLine) + `"}}`
+	for i, tc := range []struct {
+		stream string
+		want   []string
+	}{
+		{sseEvent(reply), []string{reply}},
+		{sseEvent(big) + sseEvent(reply), []string{big, reply}},
+		{sseEvent(reply), []string{reply}},
+		{"data: " + reply, []string{reply}},
+	} {
+		s := newSSEReader(strings.NewReader(tc.stream), 1<<20)
+		var got []string
+		for {
+			ev, err := s.next()
+			if err != nil {
+				require.ErrorIs(t, err, io.EOF, "stream %d", i)
+				break
+			}
+			got = append(got, string(ev.data))
+		}
+		s.release()
+		assert.Equal(t, tc.want, got, "stream %d", i)
+		assert.Nil(t, s.bufs, "buffers given back")
 	}
 	b := ssePool.Get().(*sseBufs)
-	assert.LessOrEqual(t, cap(b.event), maxPooledEvent)
-	assert.LessOrEqual(t, cap(b.out), maxPooledEvent)
+	assert.LessOrEqual(t, cap(b.line), maxPooledLine)
+	assert.LessOrEqual(t, cap(b.data), maxPooledLine)
 	ssePool.Put(b)
-
-	t.Run("close during a read", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		f := newSSEFilter(pr, admit, 1<<20)
-		done := make(chan error, 1)
-		go func() {
-			_, err := io.ReadAll(f)
-			done <- err
-		}()
-		_, err := io.WriteString(pw, ": keep-alive\n")
-		require.NoError(t, err)
-		require.NoError(t, f.Close()) // closes pr: the blocked Read fails
-		select {
-		case err := <-done:
-			assert.Error(t, err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("Close did not end the read")
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		assert.Nil(t, f.bufs, "buffers given back by the read")
-	})
 }
 
 // TestGracedDrainBounded: a POST's SSE answer that goes on without end is

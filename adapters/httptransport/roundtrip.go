@@ -267,9 +267,6 @@ func (rt *roundTripper) check(req *http.Request, resp *http.Response) (*http.Res
 		if b, ok := resp.Body.(*linkedBody); ok && req.Method == http.MethodPost {
 			b.grace() // the answer to a POST: the SDK drains it after the answer
 		}
-		if admit := rt.filter.Load(); admit != nil {
-			resp.Body = newSSEFilter(resp.Body, *admit, rt.cap)
-		}
 		return resp, nil
 	}
 	return rt.capBody(resp)
@@ -327,10 +324,13 @@ func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
 
 // bufferedBody is a response body already read into memory; Close does
 // nothing.
-type bufferedBody struct{ bytes.Reader }
+type bufferedBody struct {
+	bytes.Reader
+	b []byte // the whole body, for a reader that takes it at once (conn)
+}
 
 func newBufferedBody(b []byte) *bufferedBody {
-	bb := &bufferedBody{}
+	bb := &bufferedBody{b: b}
 	bb.Reset(b)
 	return bb
 }

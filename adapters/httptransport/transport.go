@@ -1,6 +1,8 @@
-// Package httptransport builds the go-sdk Streamable HTTP client transport
-// for one admitted server, behind the egress policy and with per-server
-// authentication.
+// Package httptransport builds the Streamable HTTP client transport of one
+// admitted server (Transport, an mcp.Transport whose connection speaks the
+// protocol's HTTP framing itself, in both protocol eras, as the go-sdk's
+// StreamableClientTransport does), behind the egress policy and with
+// per-server authentication.
 //
 // Admission comes first: Factory.Transport asks the policy about the URL and
 // constructs nothing when it refuses. The transport's http.Client then
@@ -18,13 +20,13 @@
 //     authenticator allows it, and never sends a request unauthenticated;
 //   - adds a traceparent only to the one tools/call it belongs to (see
 //     WithTraceparent);
-//   - caps every non-SSE response body (ReasonReceiveCap) before the SDK
-//     parses it, and sets the SDK's MaxEventSize for SSE to the same cap;
+//   - caps every non-SSE response body (ReasonReceiveCap) before it is
+//     decoded, and every SSE event to the same cap;
 //   - turns failures into *refusal.Error values that name at most the origin
 //     (a network failure into a *NetError, which adds a fixed cause word).
 //
-// Errors surface through the SDK, which wraps them in text that may embed
-// the URL: use Classify to get the typed error back, and Cause for the
+// Errors surface through the SDK's session, which may wrap them in text of
+// its own: use Classify to get the typed error back, and Cause for the
 // kind of network failure ("refused", "dns", "timeout", "tls", ...).
 package httptransport
 
@@ -38,8 +40,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
@@ -85,8 +85,9 @@ type Options struct {
 	// TraceOrigins lists the exact origins ("scheme://host:port", port
 	// always written) that may receive a traceparent. nil means none.
 	TraceOrigins []string
-	// MaxRetries is the SDK's StreamableClientTransport.MaxRetries for SSE
-	// (re)connects; 0 means the SDK's default, negative disables retries.
+	// MaxRetries bounds the reconnects of one SSE stream without progress
+	// (Transport.MaxRetries), as the SDK's StreamableClientTransport's
+	// field does; 0 means the SDK's default (5), negative disables them.
 	MaxRetries int
 	// OnChallenge, when non-nil, is told of every 401 or 403 answer that
 	// carries a WWW-Authenticate header, on any connection, before the
@@ -148,9 +149,9 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 	return f
 }
 
-// Transport admits t and returns a go-sdk Streamable HTTP transport for it
-// whose every request goes through the admitted client described in the
-// package comment. auth, when non-nil, is the authenticator registered for
+// Transport admits t and returns the Streamable HTTP transport for it
+// (*Transport; see its Connect) whose every request goes through the
+// admitted client described in the package comment. auth, when non-nil, is the authenticator registered for
 // t.ServerID: every request then carries its headers, or is not sent.
 //
 // Admission runs first; on refusal nothing is constructed. Errors are
@@ -160,14 +161,18 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // (ReasonHeaderInvalid) or reserved (ReasonReservedHeader); Class Refused
 // for the policy's refusal (its own Reason) and URL userinfo.
 //
-// Request failures, as the SDK's errors carry them (see Classify): a 401 or
+// Request failures, as the session's errors carry them (see Classify): a 401 or
 // 403 with no authenticator is Class AuthRequired (ReasonAuthRequired); with
 // one, Refused is called once per request and the request resent once with
 // fresh headers when it allows, else (or on a second 401/403) Class
 // AuthRefused (ReasonAuthRefused). A Headers failure sends nothing and keeps
 // the refusal's Class (AuthRequired, AuthRefused or Transient). Any 3xx is
 // ReasonRedirectRefused; other statuses the SDK would report only as text
-// are a *StatusError.
+// are a *StatusError. A Mcp-Session-Id other than the session's is Class
+// Protocol ReasonSessionMismatch; a body or event that is not one
+// JSON-RPC message, ReasonMalformedMessage; another Content-Type,
+// ReasonContentType; a stream not resumed within MaxRetries,
+// ReasonStreamRetries.
 //
 // The returned transport is for one connection. Its connections come from
 // the http.Transport this Factory shares among all transports of t's
@@ -177,7 +182,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // TLS) again; TLS sessions are resumed from a cache of the Factory's
 // (Options.TLSConfig's ClientSessionCache when it sets one). Idle
 // connections are bounded (4 per origin, closed after 90 s idle). When its
-// session has ended, call HTTPClient.CloseIdleConnections once: the
+// session has ended, call Transport.CloseIdleConnections once: the
 // transport lets go of the shared one, and the last to let go of an origin
 // closes its idle connections, so nothing of a closed session outlives it
 // for long. A call after the first closes the idle connections of the
@@ -187,7 +192,7 @@ func New(policy ports.EgressPolicy, opts *Options) *Factory {
 // of its origin holds it (as a session's own connections always did for
 // the session's life), while the URL is admitted afresh by every call of
 // Transport.
-func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*mcp.StreamableClientTransport, error) {
+func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Authenticator) (*Transport, error) {
 	server := t.ServerID
 	if t.Kind != ports.TransportHTTP {
 		return nil, refusal.New(refusal.Config, ReasonKindMismatch, server)
@@ -231,16 +236,7 @@ func (f *Factory) Transport(ctx context.Context, t ports.Target, auth ports.Auth
 		rt.endpoint = t.URL
 	}
 	client := &http.Client{Transport: rt, CheckRedirect: refuseRedirects(server, origin)}
-	eventCap := f.cap
-	if eventCap > int64(int(^uint(0)>>1)) {
-		eventCap = int64(int(^uint(0) >> 1))
-	}
-	return &mcp.StreamableClientTransport{
-		Endpoint:     u.String(),
-		HTTPClient:   client,
-		MaxRetries:   f.maxRetries,
-		MaxEventSize: int(eventCap),
-	}, nil
+	return &Transport{Endpoint: u.String(), HTTPClient: client, MaxRetries: f.maxRetries, rt: rt}, nil
 }
 
 // TracesTo reports whether origin ("scheme://host:port", port always

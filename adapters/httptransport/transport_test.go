@@ -56,8 +56,7 @@ func TestMCPSessionThroughTransport(t *testing.T) {
 			tr, err := New(policy, opts).Transport(ctx, httpTarget("srv", srv.URL+"/mcp", static), auth)
 			require.NoError(t, err)
 			closeIdle(t, tr)
-			require.Equal(t, DefaultReceiveCap, tr.MaxEventSize)
-			require.Nil(t, tr.OAuthHandler)
+			require.Equal(t, int64(DefaultReceiveCap), tr.rt.cap)
 
 			cs, err := connect(ctx, tr)
 			require.NoError(t, err)
@@ -370,7 +369,7 @@ func TestReceiveCap(t *testing.T) {
 				Transport(context.Background(), httpTarget("s", srv.URL, nil), nil)
 			require.NoError(t, err)
 			closeIdle(t, tr)
-			require.Equal(t, capBytes, tr.MaxEventSize)
+			require.Equal(t, int64(capBytes), tr.rt.cap)
 
 			runtime.GC()
 			var before, after runtime.MemStats
@@ -405,13 +404,9 @@ func TestReceiveCapThroughSession(t *testing.T) {
 			require.NoError(t, err, "a small reply passes")
 			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "big"})
 			require.Error(t, err, "a reply over the cap fails")
-			if jsonResp {
-				// JSON bodies are capped by the transport, so the typed
-				// refusal reaches the caller.
-				requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
-			}
-			// An SSE event over the cap fails in the SDK (MaxEventSize is
-			// the cap); Classify knows that error too.
+			// A JSON body over the cap, or an SSE event over it, is the
+			// transport's typed refusal, which Classify returns.
+			requireRefusal(t, err, refusal.Protocol, ReasonReceiveCap)
 			r := Classify(err, "s", "")
 			assert.Equal(t, refusal.Protocol, r.Class)
 			assert.Equal(t, ReasonReceiveCap, r.Reason)

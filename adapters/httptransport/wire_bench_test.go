@@ -71,7 +71,7 @@ func BenchmarkHTTPCallWire(b *testing.B) {
 				b.Run(side.name, func(b *testing.B) {
 					tr := side.setup()(b, url)
 					cs := benchConnect(b, tr)
-					defer tr.HTTPClient.CloseIdleConnections()
+					defer tr.CloseIdleConnections()
 					defer cs.Close()
 					params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}
 					in0, out0 := wl.in.Load(), wl.out.Load()

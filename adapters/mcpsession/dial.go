@@ -52,6 +52,13 @@ type Conn struct {
 	// traceparent itself (for HTTP, an origin in TraceOrigins): the _meta
 	// key then follows the same rule, the one call it belongs to.
 	TraceMeta bool
+	// WithTool, when non-nil, returns the context under which a tools/call
+	// of tool is made, for a transport that writes headers from the called
+	// tool's schema (for HTTP, httptransport.WithTool: the Mcp-Param-*
+	// headers of protocol 2026-07-28). The session passes the tool as its
+	// last listing gave it, and only a tool whose inputSchema carries an
+	// x-mcp-header annotation. nil means the transport needs no tool.
+	WithTool func(ctx context.Context, tool *mcp.Tool) context.Context
 	// Release frees what the transport holds after the session ended (for
 	// HTTP, closing idle connections). May be nil.
 	Release func()
@@ -64,7 +71,7 @@ type Conn struct {
 	// notifications cannot grow the SDK's handler queue without bound. nil
 	// means the transport cannot filter, and the SDK queues whatever
 	// arrives (stdiotransport.Transport.SetInboundFilter and
-	// httptransport.SetInboundFilter filter).
+	// httptransport.Transport.SetInboundFilter filter).
 	InboundFilter func(admit func(method string, call bool) bool)
 	// Mask, when non-nil, returns a server's own error message with every
 	// value the host knows to be the definition's (env and header values,

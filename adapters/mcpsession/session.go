@@ -36,6 +36,9 @@ type session struct {
 	accept []string
 	hs     handshake
 	modern atomic.Bool
+	// headerTools holds, by name, the listed tools whose inputSchema has
+	// an x-mcp-header annotation, for Conn.WithTool.
+	headerTools sync.Map
 
 	// Set once by start and setIdentity, before the session is shared.
 	cs       *mcp.ClientSession
@@ -316,6 +319,13 @@ func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, err
 		var unreadable []ports.DroppedTool
 		listed, unreadable = unreadableHeaders(listed)
 		dropped = append(dropped, unreadable...)
+		if s.conn.WithTool != nil {
+			for _, t := range listed {
+				if t != nil && !headerFree([]*mcp.Tool{t}) {
+					s.headerTools.Store(t.Name, t)
+				}
+			}
+		}
 	}
 	tools := make([]ports.ToolItem, len(listed))
 	for i, t := range listed {
@@ -384,6 +394,11 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 			return ports.CallResult{}, s.refuse(refusal.Config, "traceparent_refused", "")
 		}
 		ctx = tctx
+	}
+	if s.conn.WithTool != nil {
+		if t, ok := s.headerTools.Load(r.Name); ok {
+			ctx = s.conn.WithTool(ctx, t.(*mcp.Tool))
+		}
 	}
 	cp := &callParams{params: mcp.CallToolParams{Name: r.Name}}
 	params := &cp.params

@@ -468,7 +468,9 @@ func (c *conn) checkResponse(resp *http.Response) error {
 		return nil
 	}
 	defer resp.Body.Close()
-	if body, err := io.ReadAll(resp.Body); err == nil {
+	// An SSE body passes roundTripper uncapped (a GET's 4xx, a 404 with a
+	// session id): read no more of it than the cap allows a message.
+	if body, err := io.ReadAll(io.LimitReader(resp.Body, c.rt.cap+1)); err == nil && int64(len(body)) <= c.rt.cap {
 		if m, err := decodeMessage(body); err == nil {
 			if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
 				return fmt.Errorf("%w: %w: %w", r.Error, errRejected, newStatusError(code, c.rt.server, c.rt.origin))

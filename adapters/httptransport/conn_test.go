@@ -1,6 +1,7 @@
 package httptransport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -358,4 +359,39 @@ func TestJSONRPCErrorBody(t *testing.T) {
 	require.ErrorAs(t, err, &we)
 	assert.EqualValues(t, -32602, we.Code)
 	require.NoError(t, cs.Ping(ctx, nil), "the session goes on")
+}
+
+// TestRefusedStreamBodyBounded: a resumption answered with a 4xx whose
+// body is an endless event stream (which roundTripper passes uncapped, as
+// a GET's 4xx) is read no further than the receive cap: the server's
+// writes fail long before it has sent what an unbounded read would take.
+func TestRefusedStreamBodyBounded(t *testing.T) {
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	const total = 64 << 20
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var written atomic.Int64
+	srv := newTestServer(t, false, legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		sse(w, "id: e1\nretry: 1\ndata: "+note+"\n\n")
+	}, func(w http.ResponseWriter, last string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusBadRequest)
+		chunk := bytes.Repeat([]byte(": padding\n"), 3277)
+		for written.Load() < total {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	tr, err := New(egress.Default(), &Options{Resolver: &mapResolver{}, MaxRetries: 2, ReceiveCap: 64 << 10}).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	cs, err := connect(ctx, tr)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "x"})
+	require.Error(t, err, "the resumption was refused")
+	assert.Less(t, written.Load(), int64(total), "the refused stream's body was read to its end")
 }

@@ -201,7 +201,7 @@ func encodeApprovals(list []ports.Approval) ([]byte, error) {
 // reflection (FuzzEncodeRecord holds the two equal). It fails, as
 // json.Marshal does, when r.Time's year is outside 0-9999.
 func encodeRecord(r ports.AuditRecord) ([]byte, error) {
-	t, err := time.Time(utcTime(r.Time)).UTC().MarshalJSON()
+	t, err := r.Time.UTC().MarshalJSON() // utcTime's MarshalJSON
 	if err != nil {
 		return nil, err
 	}

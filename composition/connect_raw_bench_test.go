@@ -144,7 +144,7 @@ func connectTarget(b testing.TB, transport string, era connectEra) (url, bin str
 // BenchmarkHostConnectHTTPVsRaw makes, in every op, the raw go-sdk client's
 // connect (handshake and listing, on a fresh http.Transport) and a
 // Host.Connect of the same loopback server (in-memory stores),
-// interleaved, in each protocol era; it reports the medians of the two
+// interleaved (each first in every other op), in each protocol era; it reports the medians of the two
 // connects (each closed after, outside the time, as bench-peers times
 // them) and mcpward's excess over the raw client's in microseconds.
 //
@@ -170,15 +170,29 @@ func benchConnectVsRaw(b *testing.B, transport string) {
 				hostConnect(b, h, srcs, era.accept)()
 			}
 			var raw, ward []time.Duration
-			for b.Loop() {
+			timeRaw := func() {
 				t := time.Now()
 				done := rawConnect(b, url, bin, era.version)
 				raw = append(raw, time.Since(t))
 				done()
-				t = time.Now()
-				done = hostConnect(b, h, srcs, era.accept)
+			}
+			timeWard := func() {
+				t := time.Now()
+				done := hostConnect(b, h, srcs, era.accept)
 				ward = append(ward, time.Since(t))
 				done()
+			}
+			for i := 0; b.Loop(); i++ {
+				// Each goes first in every other op, so that what one's
+				// close leaves running (the server's end of the session)
+				// falls on both alike.
+				if i%2 == 0 {
+					timeRaw()
+					timeWard()
+				} else {
+					timeWard()
+					timeRaw()
+				}
 			}
 			r, w := p50(raw), p50(ward)
 			b.ReportMetric(float64(r.Nanoseconds()), "raw-p50-ns")

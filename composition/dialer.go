@@ -167,7 +167,13 @@ func (d *Dialer) admit(ctx context.Context, t ports.Target) error {
 			if err != nil {
 				return err
 			}
-			defer removeNeutralDir(dir)
+			// Removed after the admission: here, or by the Fleet whose
+			// evaluation this is, beside its connects (workdir.go).
+			defer func() {
+				if !keepAdmissionDir(ctx, dir) {
+					removeNeutralDir(dir)
+				}
+			}()
 			t.Cwd = dir
 		}
 		return d.stdio.Admit(ctx, t)

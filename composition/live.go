@@ -129,7 +129,11 @@ func newFleet(h *Host, opts *ConnectOptions) *Fleet {
 // is skipped.
 func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []string, background bool) []string {
 	h := f.host
-	ev, res := h.evaluate(ctx, srcs)
+	// The neutral directories the evaluation made to admit stdio launches
+	// are removed while the servers connect, and gone before add returns.
+	admitted := &admissionDirs{}
+	ev, res := h.evaluate(withAdmissionDirs(ctx, admitted), srcs)
+	defer admitted.removeAll()()
 	if len(names) == 0 {
 		for _, r := range ev.Servers {
 			names = append(names, r.Name)

@@ -79,3 +79,54 @@ func (a neutralAuthority) Authorize(ctx context.Context, r ports.LaunchRequest) 
 	g.AllowedRoot = dir
 	return g, nil
 }
+
+// admissionDirs collects the neutral directories a Fleet's evaluation
+// made to admit its stdio launches, so that the Fleet removes them beside
+// its connects instead of one by one on the evaluation's path (an rmdir
+// waits for the file system's journal: 0.7 ms each under this machine's
+// disk load, against a connect's spawn and handshake of tens of ms).
+type admissionDirs struct {
+	mu   sync.Mutex
+	dirs []string
+}
+
+type admissionDirsKey struct{}
+
+// withAdmissionDirs returns ctx carrying c: Dialer.admit hands c the
+// neutral directory it made instead of removing it.
+func withAdmissionDirs(ctx context.Context, c *admissionDirs) context.Context {
+	return context.WithValue(ctx, admissionDirsKey{}, c)
+}
+
+// keep hands dir to the collector of ctx and reports whether there was
+// one (otherwise the caller removes dir itself).
+func keepAdmissionDir(ctx context.Context, dir string) bool {
+	c, ok := ctx.Value(admissionDirsKey{}).(*admissionDirs)
+	if !ok || c == nil {
+		return false
+	}
+	c.mu.Lock()
+	c.dirs = append(c.dirs, dir)
+	c.mu.Unlock()
+	return true
+}
+
+// removeAll starts removing every directory handed to c and returns a
+// func that waits until they are gone.
+func (c *admissionDirs) removeAll() (wait func()) {
+	c.mu.Lock()
+	dirs := c.dirs
+	c.dirs = nil
+	c.mu.Unlock()
+	if len(dirs) == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, d := range dirs {
+			removeNeutralDir(d)
+		}
+	}()
+	return func() { <-done }
+}

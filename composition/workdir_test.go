@@ -2,6 +2,7 @@ package composition
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,4 +129,59 @@ func TestHostReview(t *testing.T) {
 	assert.False(t, ok, "a malformed entry has no review")
 	_, ok = r.host.Review(srcs, "nope")
 	assert.False(t, ok)
+}
+
+// neutralSince returns the neutral directories this process holds now
+// that it did not hold at before.
+func neutralSince(before map[string]bool) []string {
+	var out []string
+	neutralDirs.Range(func(k, _ any) bool {
+		if !before[k.(string)] {
+			out = append(out, k.(string))
+		}
+		return true
+	})
+	return out
+}
+
+func neutralNow() map[string]bool {
+	m := map[string]bool{}
+	neutralDirs.Range(func(k, _ any) bool { m[k.(string)] = true; return true })
+	return m
+}
+
+// TestAdmissionDirectoriesRemoved: the neutral directory the evaluation
+// makes to admit a user-tier stdio launch is gone when Evaluate returns,
+// and when Connect or a background Connect returns (the Fleet removes it
+// beside its connects); while connected only the launch's own directory
+// exists, and after Close none.
+func TestAdmissionDirectoriesRemoved(t *testing.T) {
+	bin, err := exampleServer()
+	require.NoError(t, err)
+	r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), map[string]string{"LANG": "C"})})
+	q, _ := json.Marshal(bin)
+	srcs := userSrc(`{"mcpServers": {"ex": {"command": ` + string(q) + `}}}`)
+	ctx := context.Background()
+
+	before := neutralNow()
+	ev, ok := r.host.Evaluate(ctx, srcs).Server("ex")
+	require.True(t, ok)
+	require.Equal(t, StateAllowed, ev.State)
+	assert.Empty(t, neutralSince(before), "Evaluate leaves no directory")
+
+	for _, background := range []bool{false, true} {
+		f := r.host.Connect(ctx, srcs, &ConnectOptions{Background: background})
+		left := neutralSince(before)
+		assert.LessOrEqual(t, len(left), 1, "at most the launch's own directory (background %v)", background)
+		require.NoError(t, f.Wait(ctx))
+		s := f.Servers()
+		require.Len(t, s, 1)
+		require.Equal(t, StateConnected, s[0].State)
+		left = neutralSince(before)
+		require.Len(t, left, 1, "the launch's directory alone (background %v)", background)
+		_, err := os.Stat(left[0])
+		require.NoError(t, err, "it exists while connected")
+		require.NoError(t, f.Close())
+		assert.Empty(t, neutralSince(before), "none after Close (background %v)", background)
+	}
 }

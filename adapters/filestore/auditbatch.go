@@ -203,6 +203,9 @@ func (s *Store) appendLine(ctx context.Context, line []byte) error {
 type heldFile struct {
 	f  *os.File
 	fi fs.FileInfo
+	// end is the file's size after this Store's last write to it, 0
+	// before one: a log still that size ends in that write's newline.
+	end int64
 }
 
 // drop closes h's file, if any.
@@ -240,7 +243,8 @@ func (s *Store) held(h *heldFile, name string, flag int) (*os.File, fs.FileInfo,
 // audit.lock and the log stay open between writes (a file that the name
 // no longer names, such as a rotated log, is closed and the name opened
 // again), so a write costs a stat of each name, the flock, the write and
-// the fsync.
+// the fsync (and a read of the log's last byte when its size is not the
+// one this Store's last write left).
 func (s *Store) writeAudit(ctx context.Context, lines [][]byte) error {
 	var data []byte
 	for _, l := range lines {
@@ -287,7 +291,11 @@ func (s *Store) writeLog(data []byte) error {
 	if !fi.Mode().IsRegular() {
 		return unavailable("audit log is not a regular file")
 	}
-	if size := fi.Size(); size > 0 {
+	// A log of the size this Store's last write left it at ends in that
+	// write's newline (every writer appends, under the flock); any other
+	// size, a crashed writer's torn line included, is checked.
+	size := fi.Size()
+	if size > 0 && size != q.log.end {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], size-1); err != nil {
 			return unavailable("cannot read audit log")
@@ -299,6 +307,7 @@ func (s *Store) writeLog(data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		return unavailable("cannot write audit log")
 	}
+	q.log.end = size + int64(len(data))
 	sync := q.sync
 	if sync == nil {
 		sync = (*os.File).Sync

@@ -3,8 +3,10 @@
 package filestore
 
 import (
+	"encoding/json"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,5 +96,30 @@ func FuzzAuditLog(f *testing.F) {
 			require.Equal(t, r.Identity, back[0].Identity)
 			require.Equal(t, r.Reason, back[0].Reason)
 		}
+	})
+}
+
+// FuzzEncodeRecord holds encodeRecord to the bytes encoding/json writes
+// for the same fileRecord (the format every earlier line was written in),
+// for any strings (invalid UTF-8, controls, HTML characters, U+2028) and
+// any time, its error included.
+func FuzzEncodeRecord(f *testing.F) {
+	f.Add(int64(1796000000), int64(123456789), "call", "example", "user", "/home/u/.mcp.json", "sha256:0", "", "", "", "started", "call=ab.1 tool=echo args_bytes=20", "serve")
+	f.Add(int64(-62135596801), int64(0), "decide", "a<b>&c", "x\xff", "\u2028\t\n\"\\", "\x00\x7f", "é", "\xed\xa0\x80", "b64", "", "", "")
+	f.Add(int64(253402300800), int64(1), "", "", "", "", "", "", "", "", "", "", "")
+	f.Fuzz(func(t *testing.T, sec, nsec int64, action, server, tier, origin, fp, security, repo, gen, outcome, reason, actor string) {
+		r := ports.AuditRecord{Time: time.Unix(sec, nsec), Action: ports.AuditAction(action),
+			Identity: ports.Identity{ServerID: server, Tier: ports.Tier(tier), Origin: origin, Fingerprint: fp,
+				Security: security, Repository: repo, Generation: gen},
+			Outcome: outcome, Reason: reason, Actor: actor}
+		want, werr := json.Marshal(fileRecord{Time: utcTime(r.Time), Action: bstr(r.Action), Identity: toFileIdentity(r.Identity),
+			Outcome: bstr(r.Outcome), Reason: bstr(r.Reason), Actor: bstr(r.Actor)})
+		got, gerr := encodeRecord(r)
+		if werr != nil {
+			require.Error(t, gerr, "json.Marshal refused the record")
+			return
+		}
+		require.NoError(t, gerr)
+		require.Equal(t, string(append(want, '\n')), string(got))
 	})
 }

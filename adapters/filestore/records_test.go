@@ -336,3 +336,36 @@ func TestErrorsNameNoKeyValueOrPath(t *testing.T) {
 }
 
 func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// TestTornLineAfterOwnAppendIsEnded: a Store that skips reading the log's
+// last byte when the log is the size its own last write left still ends a
+// line another writer tore after that write (the log grew), and one that
+// another handle appended whole is left as it is.
+func TestTornLineAfterOwnAppendIsEnded(t *testing.T) {
+	s, dir := newStore(t)
+	ctx := t.Context()
+	p := filepath.Join(dir, auditFile)
+	r1 := ports.AuditRecord{Action: ports.AuditGrant, Outcome: "granted", Reason: "one"}
+	r2 := ports.AuditRecord{Action: ports.AuditRevoke, Outcome: "revoked", Reason: "two"}
+	r3 := ports.AuditRecord{Action: ports.AuditGrant, Outcome: "granted", Reason: "three"}
+	l1, _ := encodeRecord(r1)
+	l2, _ := encodeRecord(r2)
+	l3, _ := encodeRecord(r3)
+	require.NoError(t, s.Append(ctx, r1))
+	require.NoError(t, s.Append(ctx, r1)) // the log is as this Store left it
+	torn := l2[:len(l2)/2]
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(torn)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, s.Append(ctx, r2))
+	other, err := Open(dir)
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, other.Append(ctx, r3))
+	require.NoError(t, s.Append(ctx, r3))
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, string(concat(l1, l1, torn, []byte("\n"), l2, l3, l3)), string(got))
+}

@@ -112,7 +112,7 @@ func TestStdioFailureClasses(t *testing.T) {
 		command  string
 		args     []string
 		stdio    *stdiotransport.Options
-		timeout  time.Duration // the supervisor's ConnectTimeout, when set
+		timeout  time.Duration // the supervisor's ConnectTimeout, when not 0 (supervisor.NoTimeout: none)
 		class    refusal.Class
 		reason   string
 		attempts int
@@ -125,10 +125,15 @@ func TestStdioFailureClasses(t *testing.T) {
 		{name: "exit 0 before initialize", args: []string{"-mode", "env-exit", "-code", "0"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1, exit: "-"},
 		{name: "killed by a signal during initialize", args: []string{"-mode", "signal"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1, exit: "signal: killed"},
 		{name: "stdout closed during initialize", args: []string{"-mode", "closeout"}, class: refusal.Config, reason: ReasonServerExited, attempts: 1},
-		{name: "endless line that is no json", args: []string{"-mode", "endless"}, class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
-		{name: "endless line over the receive cap", args: []string{"-mode", "endless-json"}, stdio: &stdiotransport.Options{MaxLineLength: 1 << 20},
+		// The endless lines run without a connect timeout: the child
+		// writes until it is stopped, so the receive cap always ends the
+		// attempt, however long a loaded machine takes to read 16 MiB
+		// (with fastRetries' 10 s the timeout could win the race).
+		{name: "endless line that is no json", args: []string{"-mode", "endless"}, timeout: supervisor.NoTimeout,
 			class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
-		{name: "endless line over the default receive cap", args: []string{"-mode", "endless-json"},
+		{name: "endless line over the receive cap", args: []string{"-mode", "endless-json"}, stdio: &stdiotransport.Options{MaxLineLength: 1 << 20},
+			timeout: supervisor.NoTimeout, class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
+		{name: "endless line over the default receive cap", args: []string{"-mode", "endless-json"}, timeout: supervisor.NoTimeout,
 			class: refusal.Protocol, reason: "receive_cap_exceeded", attempts: 1},
 		{name: "a line that is not json", args: []string{"-mode", "garbage"}, class: refusal.Protocol, reason: "malformed_message", attempts: 1},
 		{name: "json that is not json-rpc", args: []string{"-mode", "notrpc"}, class: refusal.Protocol, reason: "malformed_message", attempts: 1},
@@ -153,7 +158,7 @@ func TestStdioFailureClasses(t *testing.T) {
 			r := newRig(t, Config{Authority: NewRootAuthority(t.TempDir(), map[string]string{"PATH": "/usr/bin:/bin"}), Stdio: tc.stdio})
 			var log statusLog
 			sopts := fastRetries()
-			if tc.timeout > 0 {
+			if tc.timeout != 0 {
 				sopts.ConnectTimeout = tc.timeout
 			}
 			f := r.host.Connect(context.Background(), stdioDoc(command, tc.args, ""), &ConnectOptions{OnStatus: log.on, Supervisor: sopts})

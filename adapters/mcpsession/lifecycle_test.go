@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,15 +63,87 @@ func TestStdioChild(t *testing.T) {
 	assert.Zero(t, aborts.Load(), "a clean close needs no abort")
 }
 
+// watchSends makes c's connection call sent with every message it has
+// written: a test's signal that a request is in flight (a ctx ending
+// before the send is a refusal of its own, "canceled" or
+// "deadline_exceeded", and aborts nothing), instead of a sleep.
+func watchSends(c *Conn, sent func(jsonrpc.Message)) *Conn {
+	c.Transport = sendWatch{Transport: c.Transport, sent: sent}
+	return c
+}
+
+type sendWatch struct {
+	mcp.Transport
+	sent func(jsonrpc.Message)
+}
+
+func (w sendWatch) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sendWatchConn{Connection: c, sent: w.sent}, nil
+}
+
+type sendWatchConn struct {
+	mcp.Connection
+	sent func(jsonrpc.Message)
+}
+
+func (c sendWatchConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if err == nil {
+		c.sent(m)
+	}
+	return err
+}
+
+// onRequest is a sent hook calling f for each request of method.
+func onRequest(method string, f func()) func(jsonrpc.Message) {
+	return func(m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == method {
+			f()
+		}
+	}
+}
+
+// expiringCtx is a context whose deadline passes when expire is called
+// (its Err is then context.DeadlineExceeded): a deadline that passes once
+// the request is in flight, however long sending it took.
+type expiringCtx struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiringCtx() *expiringCtx {
+	return &expiringCtx{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiringCtx) expire()               { c.once.Do(func() { close(c.done) }) }
+func (c *expiringCtx) Done() <-chan struct{} { return c.done }
+
+func (c *expiringCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // TestCallAbandoned: a call whose ctx ends in flight aborts the connection
 // exactly once, however many calls are abandoned.
 func TestCallAbandoned(t *testing.T) {
 	t.Run("stdio child is killed once", func(t *testing.T) {
 		var aborts atomic.Int32
-		s := connect(t, New(fixedDialer(fixtureConn(t, &aborts)), nil), ports.Signals{})
+		const n = 4
+		sent := make(chan struct{}, n)
+		conn := watchSends(fixtureConn(t, &aborts), onRequest("tools/call", func() { sent <- struct{}{} }))
+		s := connect(t, New(fixedDialer(conn), nil), ports.Signals{})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		errs := make([]error, 4)
+		errs := make([]error, n)
 		for i := range errs {
 			wg.Add(1)
 			go func() {
@@ -78,7 +151,13 @@ func TestCallAbandoned(t *testing.T) {
 				_, errs[i] = s.Call(ctx, ports.CallRequest{Name: "stuck"})
 			}()
 		}
-		time.Sleep(200 * time.Millisecond) // let the calls reach the child
+		for range n { // every call is written to the child
+			select {
+			case <-sent:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the calls were not sent")
+			}
+		}
 		cancel()
 		wg.Wait()
 		for _, err := range errs {
@@ -99,9 +178,9 @@ func TestCallAbandoned(t *testing.T) {
 
 	t.Run("deadline", func(t *testing.T) {
 		var aborts atomic.Int32
-		s := connect(t, New(fixedDialer(fixtureConn(t, &aborts)), nil), ports.Signals{})
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
+		ctx := newExpiringCtx()
+		conn := watchSends(fixtureConn(t, &aborts), onRequest("tools/call", ctx.expire))
+		s := connect(t, New(fixedDialer(conn), nil), ports.Signals{})
 		_, err := s.Call(ctx, ports.CallRequest{Name: "hang"})
 		re := requireRefusal(t, err, refusal.Transient, "call_abandoned")
 		assert.Equal(t, "context deadline exceeded", re.Detail)
@@ -125,19 +204,16 @@ func TestCallAbandoned(t *testing.T) {
 		})
 		defer close(block)
 		var aborts atomic.Int32
-		conn := &Conn{}
-		d := DialerFunc(func(ctx context.Context, tg ports.Target) (*Conn, error) {
-			c, err := memDialer(t, srv).Dial(ctx, tg)
+		ctx := newExpiringCtx()
+		d := DialerFunc(func(dctx context.Context, tg ports.Target) (*Conn, error) {
+			c, err := memDialer(t, srv).Dial(dctx, tg)
 			if err != nil {
 				return nil, err
 			}
-			conn = c
-			conn.Abort = func() { aborts.Add(1) }
-			return conn, nil
+			c.Abort = func() { aborts.Add(1) }
+			return watchSends(c, onRequest("prompts/list", ctx.expire)), nil
 		})
 		s := connect(t, New(d, nil), ports.Signals{})
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
 		_, err := s.List(ctx, ports.ListPrompts, "")
 		requireRefusal(t, err, refusal.Transient, "list_abandoned")
 		assert.Equal(t, int32(1), aborts.Load())

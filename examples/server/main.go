@@ -281,9 +281,16 @@ func newServer(h *hooks) *mcp.Server {
 		Name:        "slow",
 		Description: "Sleeps for ms milliseconds (at most 10000), then says so. Stops at once when the call is cancelled.",
 		InputSchema: slowSchema(),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {
 		t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
 		defer t.Stop()
+		// With a progress token the call first says it has started
+		// (progress 0 of ms): a client can tell the call is running here
+		// before it cancels it, without guessing how long that takes.
+		if token := req.Params.GetProgressToken(); token != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token, Progress: 0, Total: float64(in.Ms), Message: "sleeping"})
+		}
 		select {
 		case <-t.C:
 			if h.slowEnded != nil {

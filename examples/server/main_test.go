@@ -54,9 +54,15 @@ var versions = []struct{ name, version string }{
 // connect connects a plain go-sdk client over t.
 func connect(t *testing.T, tr mcp.Transport, version string) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, tr, version, nil)
+}
+
+// connectWith connects a go-sdk client with opts over t.
+func connectWith(t *testing.T, tr mcp.Transport, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "example-test", Version: "0"}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "example-test", Version: "0"}, opts)
 	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
@@ -359,7 +365,8 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 // TestSlowStopsWhenCancelled proves, from inside the server, that a
 // cancelled slow call stops sleeping (rather than only the client giving up),
 // over the in-memory transport and over Streamable HTTP, for both protocol
-// versions.
+// versions. The call is cancelled once its progress notification (progress
+// 0 of ms, sent because the call carries a progress token) says it runs.
 func TestSlowStopsWhenCancelled(t *testing.T) {
 	transports := []struct {
 		name string
@@ -382,11 +389,29 @@ func TestSlowStopsWhenCancelled(t *testing.T) {
 		for _, v := range versions {
 			t.Run(tr.name+"/"+v.name, func(t *testing.T) {
 				ended := make(chan error, 1)
-				cs := connect(t, tr.open(t, &hooks{slowEnded: func(err error) { ended <- err }}), v.version)
 				ctx, cancel := context.WithCancel(context.Background())
-				go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": MaxSlowMillis}})
+				defer cancel()
+				started := make(chan *mcp.ProgressNotificationParams, 1)
+				cs := connectWith(t, tr.open(t, &hooks{slowEnded: func(err error) { ended <- err }}), v.version, &mcp.ClientOptions{
+					ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+						select {
+						case started <- req.Params:
+						default:
+						}
+						cancel()
+					}})
+				params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": MaxSlowMillis}}
+				params.SetProgressToken("slow-1")
+				_, err := cs.CallTool(ctx, params)
 				require.Error(t, err)
+				select {
+				case p := <-started:
+					assert.Equal(t, "slow-1", p.ProgressToken)
+					assert.Zero(t, p.Progress)
+					assert.Equal(t, float64(MaxSlowMillis), p.Total)
+				default:
+					t.Fatal("the call ended without its start being reported")
+				}
 				select {
 				case err := <-ended:
 					assert.ErrorIs(t, err, context.Canceled, "the handler saw the cancellation")

@@ -50,15 +50,26 @@ func serveCmd(w *world, args ...string) *exec.Cmd {
 // changed receives a value on every notifications/tools/list_changed.
 func connectStdio(t *testing.T, w *world, stderr *iostreams.Buffer, args ...string) (*mcp.ClientSession, chan struct{}, *exec.Cmd) {
 	t.Helper()
+	return connectStdioWith(t, w, stderr, nil, args...)
+}
+
+// connectStdioWith is connectStdio with onProgress, when not nil, as the
+// client's progress notification handler.
+func connectStdioWith(t *testing.T, w *world, stderr *iostreams.Buffer, onProgress func(*mcp.ProgressNotificationParams), args ...string) (*mcp.ClientSession, chan struct{}, *exec.Cmd) {
+	t.Helper()
 	changed := make(chan struct{}, 16)
-	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		},
-	})
+	}
+	if onProgress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { onProgress(req.Params) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "0"}, opts)
 	cmd := serveCmd(w, append([]string{"serve"}, args...)...)
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -432,23 +443,42 @@ func TestServeTypeScriptClient(t *testing.T) {
 
 // TestServeCancel: a client's cancel ends the upstream call; over stdio
 // that stops the upstream process (a new one serves the next call, the old
-// one's state is gone).
+// one's state is gone). The cancel is sent once the upstream server has
+// reported the call's start (its progress notification, forwarded by
+// serve): only a call in flight upstream is abandoned there; one cancelled
+// before it was sent is simply not sent.
 func TestServeCancel(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("walks /proc")
 	}
 	w := serveWorld(t)
-	cs, _, cmd := connectStdio(t, w, &iostreams.Buffer{}, "ex")
+	started := make(chan struct{}, 1)
+	cs, _, cmd := connectStdioWith(t, w, &iostreams.Buffer{}, func(p *mcp.ProgressNotificationParams) {
+		if p.ProgressToken == "cancel-me" {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+		}
+	}, "ex")
 	waitTool(t, cs, "slow")
 	before := descendants(cmd.Process.Pid)
 	require.NotEmpty(t, before)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 10000}})
+		params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 10000}}
+		params.SetProgressToken("cancel-me")
+		_, err := cs.CallTool(ctx, params)
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the call ended before it started upstream: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream server never reported the call's start")
+	}
 	cancel()
 	select {
 	case err := <-done:

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,21 @@ func Executable(t testing.TB) string {
 	exe, err := os.Executable()
 	must(t, err)
 	return exe
+}
+
+// TimedOutAfter finds in s the words of a timeout, "timed out after D"
+// (progress.TimedOut), between the regular expressions prefix and suffix,
+// and returns D; ok is false when s holds none. A test checks D against
+// the limit from below only: a timed-out attempt or call ran at least its
+// limit (D, rounded to 0.1 s, is the limit or more), while how soon a
+// loaded machine reports the timeout is no contract of the CLI's.
+func TimedOutAfter(s, prefix, suffix string) (d time.Duration, ok bool) {
+	m := regexp.MustCompile(prefix + `timed out after (\d+\.\ds|\d+m\d+s)` + suffix).FindStringSubmatch(s)
+	if m == nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	return d, err == nil
 }
 
 // must fails t on err. (This package is not a test file, so it keeps to

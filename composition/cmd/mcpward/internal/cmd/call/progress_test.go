@@ -32,8 +32,12 @@ func TestNewCmdCallProgressFlag(t *testing.T) {
 	}
 }
 
-// waitNote is a "still waiting" note of the slow tool.
-var waitNote = regexp.MustCompile(`still waiting for t/slow \(\d+s\)…\n`)
+// waitNote is a "still waiting" note of the slow tool, or a "still
+// connecting" note of its server: "(5s)", and from a minute on "(1m0s)".
+// The test's fake clock runs 5× faster than the real one from the start
+// of Run until the progress shows, connect included, so a loaded machine
+// sees these notes (the connect's after 0.6 s, minutes after 12 s).
+var waitNote = regexp.MustCompile(`still (?:waiting for t/slow|connecting t) \((?:\d+m)?\d+s\)…\n`)
 
 // TestRunProgress: the call always asks the server for progress (the
 // server says whether it got a token); on a terminal the progress is one
@@ -98,9 +102,10 @@ func TestRunProgress(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("the call did not end")
 			}
-			// "still waiting" notes, written when the fake clock ran past
-			// progress.WaitAfter, are not the call's progress, nor is the
-			// connect's live block (erased with "\x1b[J" before the call).
+			// "still waiting" and "still connecting" notes, written when
+			// the fake clock ran past progress.WaitAfter, are not the
+			// call's progress, nor is the connect's live block (erased with
+			// "\x1b[J" before the call).
 			errOut := waitNote.ReplaceAllString(run.ErrOut.String(), "")
 			if i := strings.LastIndex(errOut, "\x1b[J"); i >= 0 {
 				errOut = errOut[i+len("\x1b[J"):]

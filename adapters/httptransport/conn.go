@@ -254,6 +254,13 @@ func (c *conn) requestContext(ctx context.Context) (context.Context, context.Can
 	return rctx, func() { stop(); cancel() }
 }
 
+// The values of a POST's Content-Type and Accept headers, shared by
+// every request (nothing writes into a header's values).
+var (
+	contentTypeJSON = []string{"application/json"}
+	acceptPost      = []string{"application/json, text/event-stream"}
+)
+
 // Write implements mcp.Connection.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.failErr(); err != nil {
@@ -301,18 +308,21 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return rejected(c.refuse(refusal.Internal, "message_invalid"))
 	}
 
-	rctx, stop := c.requestContext(ctx)
+	// One context per request, ending with ctx and with the connection;
+	// the request goes to the roundTripper itself (http.Client adds
+	// nothing here but a copy of the header: the roundTripper refuses
+	// redirects, and the client has no timeout or cookie jar).
+	rctx, link := linkContext(ctx, c.ctx)
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(data))
 	if err != nil {
-		stop()
+		link.release()
 		return rejected(c.refuse(refusal.Config, ReasonURLInvalid))
 	}
-	req.Header["Content-Type"] = []string{"application/json"}
-	req.Header["Accept"] = []string{"application/json, text/event-stream"}
+	req.Header["Content-Type"] = contentTypeJSON
+	req.Header["Accept"] = acceptPost
 	c.setHeaders(ctx, req.Header, msg)
-	resp, err := c.client.Do(req)
+	resp, err := c.rt.sendOwned(ctx, req, link)
 	if err != nil {
-		stop()
 		if ctx.Err() != nil {
 			return rejected(ctx.Err())
 		}
@@ -320,7 +330,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 
 	if err := c.checkResponse(resp); err != nil {
-		stop()
 		if method == "server/discover" || method == "subscriptions/listen" || errors.Is(err, errRejected) {
 			if !errors.Is(err, errRejected) {
 				err = rejected(err)
@@ -332,17 +341,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if err := c.takeSession(resp); err != nil {
 		resp.Body.Close()
-		stop()
 		return err
 	}
 	if forCall == nil {
 		resp.Body.Close()
-		stop()
 		return nil
 	}
 	switch mediaType(resp) {
 	case "application/json":
-		defer stop()
 		defer resp.Body.Close()
 		var body []byte
 		if bb, ok := resp.Body.(*bufferedBody); ok {
@@ -366,18 +372,15 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.deliver(m)
 		return nil
 	case "text/event-stream":
-		if !c.spawn(func() {
-			defer stop()
-			c.handleSSE(rctx, resp, forCall)
-		}) {
+		// The request's context ends with the body; the stream and its
+		// resumptions run under ctx and the connection's context.
+		if !c.spawn(func() { c.handleSSE(ctx, resp, forCall) }) {
 			resp.Body.Close()
-			stop()
 			return rejected(c.refuse(refusal.Transient, ReasonConnectionClosed))
 		}
 		return nil
 	default:
 		resp.Body.Close()
-		stop()
 		err := c.refuse(refusal.Protocol, ReasonContentType)
 		c.fail(err)
 		return err
@@ -545,7 +548,7 @@ func (c *conn) handleSSE(ctx context.Context, resp *http.Response, forCall *json
 		if last != "" && last != prev {
 			noProgress, prev = 0, last
 		} else if noProgress++; noProgress > c.maxRetries {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && c.ctx.Err() == nil {
 				c.fail(c.refuse(refusal.Transient, ReasonStreamRetries))
 			}
 			return
@@ -584,7 +587,7 @@ func (c *conn) processStream(ctx context.Context, resp *http.Response, forCall *
 	for {
 		ev, err := s.next()
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || c.ctx.Err() != nil {
 				return "", 0, true
 			}
 			if errors.Is(err, errSSETooLarge) || errors.Is(err, errSSEMalformed) {

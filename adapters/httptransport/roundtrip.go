@@ -2,6 +2,7 @@ package httptransport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -85,19 +86,34 @@ func (rt *roundTripper) CloseIdleConnections() {
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	return rt.roundTrip(req, req.Context(), nil)
+}
+
+// sendOwned is RoundTrip for a request conn made for this one exchange
+// (newRequest): req runs under link's context already, so its first
+// attempt is req itself, its header written in place instead of copied.
+// ctx is the context of the request's caller.
+func (rt *roundTripper) sendOwned(ctx context.Context, req *http.Request, link *linkedBody) (*http.Response, error) {
+	return rt.roundTrip(req, ctx, link)
+}
+
+// roundTrip is RoundTrip, and sendOwned when owned is set.
+func (rt *roundTripper) roundTrip(req *http.Request, ctx context.Context, owned *linkedBody) (*http.Response, error) {
 	closeBody := func() {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 	}
 	if req.URL == nil || req.URL.User != nil || !rt.sameOrigin(req.URL) {
+		if owned != nil {
+			owned.release()
+		}
 		closeBody()
 		return nil, rt.refuse(refusal.Refused, ReasonOriginMismatch)
 	}
-	ctx := req.Context()
 	tp := rt.traceparent(req)
 
-	resp, err := rt.send(req, tp, false)
+	resp, err := rt.send(ctx, req, tp, false, owned)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +141,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody()
 			return nil, rt.refuse(refusal.AuthRefused, ReasonBodyUnavailable)
 		}
-		resp, err = rt.send(req, tp, true)
+		resp, err = rt.send(ctx, req, tp, true, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -154,21 +170,29 @@ func (rt *roundTripper) sameOrigin(u *url.URL) bool {
 	return originOf(u) == rt.origin
 }
 
-// send sends one attempt: a clone of req with the static headers, the
-// authenticator's headers and tp set (a shallow copy, sharing req's header,
-// when none of these changes it; see keepsHeader). A resend takes a fresh body from
-// req.GetBody. The request is not sent when the authenticator fails.
-func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.Response, error) {
-	ctx := req.Context()
-	// The request runs under a context of its own that ends with ctx (see
-	// linkedBody), so that check can grace an SSE answer's drain.
-	own, link := linkContext(ctx)
-	shared := rt.keepsHeader(req, tp)
+// send sends one attempt of req, whose caller's context is ctx: a clone
+// of req with the static headers, the authenticator's headers and tp set
+// (a shallow copy, sharing req's header, when none of these changes it;
+// see keepsHeader), or, when owned is set, req itself with them set in
+// place (its first attempt, under owned's context). A resend takes a
+// fresh body from req.GetBody. The request is not sent when the
+// authenticator fails.
+func (rt *roundTripper) send(ctx context.Context, req *http.Request, tp string, resend bool, owned *linkedBody) (*http.Response, error) {
 	var out *http.Request
-	if shared {
-		out = req.WithContext(own) // the header map is shared, never written
+	link := owned
+	shared := false
+	if owned != nil {
+		out = req
 	} else {
-		out = req.Clone(own) // deep-copies the header map
+		// The request runs under a context of its own that ends with ctx
+		// (see linkedBody), so that check can grace an SSE answer's drain.
+		var own context.Context
+		own, link = linkContext(ctx, nil)
+		if shared = rt.keepsHeader(req, tp); shared {
+			out = req.WithContext(own) // the header map is shared, never written
+		} else {
+			out = req.Clone(own) // deep-copies the header map
+		}
 	}
 	if resend && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
@@ -186,7 +210,11 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 		return nil, err
 	}
 	for k, v := range rt.static {
-		out.Header[k] = append([]string(nil), v...)
+		if owned != nil {
+			out.Header[k] = v // validated, never modified: nothing writes into a value
+		} else {
+			out.Header[k] = append([]string(nil), v...)
+		}
 	}
 	if rt.auth != nil {
 		r := rt.authReq
@@ -217,10 +245,11 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 	}
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
-		link.release()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if cerr := link.ended(); cerr != nil {
+			link.release()
+			return nil, cerr
 		}
+		link.release()
 		return nil, rt.netError(err)
 	}
 	link.attach(resp)

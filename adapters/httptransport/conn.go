@@ -363,6 +363,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			body = b
 		}
 		m, err := decodeMessage(body)
+		if bb, ok := resp.Body.(*bufferedBody); ok {
+			bb.recycle() // decodeMessage retains no byte of body
+		}
 		if err != nil {
 			err = c.refuse(refusal.Protocol, ReasonMalformedMessage)
 			c.fail(err)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -308,33 +309,64 @@ func (rt *roundTripper) capBody(resp *http.Response) (*http.Response, error) {
 		discardNoDrain(resp)
 		return nil, rt.capError()
 	}
-	buf, err := readAtMost(resp.Body, rt.cap+1, resp.ContentLength)
+	pooled := bodyPool.Get().(*[]byte)
+	buf, err := readAtMostInto((*pooled)[:0], resp.Body, rt.cap+1, resp.ContentLength)
 	if int64(len(buf)) > rt.cap {
+		putBody(pooled, buf)
 		discardNoDrain(resp)
 		return nil, rt.capError()
 	}
 	resp.Body.Close()
 	if err != nil {
+		putBody(pooled, buf)
 		if ctx := resp.Request.Context(); ctx != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, rt.netError(err)
 	}
-	resp.Body = newBufferedBody(buf)
+	bb := newBufferedBody(buf)
+	bb.pooled = pooled
+	resp.Body = bb
 	resp.ContentLength = int64(len(buf))
 	return resp, nil
+}
+
+// bodyPool holds the buffers capBody reads bodies into; conn gives a JSON
+// answer's back once it has decoded it (bufferedBody.recycle: the decoder
+// copies out what it keeps). A body nobody recycles is left to the
+// collector. maxPooledBody bounds a buffer kept.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 64 << 10
+
+// putBody gives buf, read into *p, back to bodyPool.
+func putBody(p *[]byte, buf []byte) {
+	if cap(buf) > maxPooledBody {
+		return
+	}
+	*p = buf[:0]
+	bodyPool.Put(p)
 }
 
 // readAtMost reads r until EOF or an error, but never more than limit
 // bytes, like io.ReadAll(io.LimitReader(r, limit)). hint, the announced
 // length or -1, sizes the first buffer (at most presizeLimit bytes).
 func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
+	return readAtMostInto(nil, r, limit, hint)
+}
+
+// readAtMostInto is readAtMost reading into buf[len(buf):cap(buf)] first
+// (buf is empty; it is grown as readAtMost sizes its first buffer when
+// smaller).
+func readAtMostInto(buf []byte, r io.Reader, limit, hint int64) ([]byte, error) {
 	n := int64(512)
 	if hint >= 0 && hint < limit {
 		n = hint + 1 // room to see EOF without growing
 	}
 	n = min(n, limit, presizeLimit)
-	buf := make([]byte, 0, max(n, 1))
+	if int64(cap(buf)) < n || cap(buf) == 0 {
+		buf = make([]byte, 0, max(n, 1))
+	}
 	lr := io.LimitedReader{R: r, N: limit}
 	for {
 		m, err := lr.Read(buf[len(buf):cap(buf)])
@@ -355,7 +387,19 @@ func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
 // nothing.
 type bufferedBody struct {
 	bytes.Reader
-	b []byte // the whole body, for a reader that takes it at once (conn)
+	b      []byte  // the whole body, for a reader that takes it at once (conn)
+	pooled *[]byte // b's holder from bodyPool, or nil
+}
+
+// recycle gives b back to bodyPool; the body must not be used after.
+func (b *bufferedBody) recycle() {
+	if b.pooled == nil {
+		return
+	}
+	p, buf := b.pooled, b.b
+	b.pooled, b.b = nil, nil
+	b.Reset(nil)
+	putBody(p, buf)
 }
 
 func newBufferedBody(b []byte) *bufferedBody {

@@ -23,8 +23,10 @@ import (
 // (an mcp.Transport), made by Factory.Transport. Its connection speaks the
 // protocol's HTTP framing itself, in both protocol eras, as the go-sdk's
 // StreamableClientTransport does for every legitimate server (see Connect),
-// and sends every request through HTTPClient, the admitted client the
-// package comment describes.
+// and sends every request through HTTPClient's Transport, the admitted
+// round tripper the package comment describes (a POST goes to it directly,
+// not through http.Client, whose only work here would be a copy of the
+// header: redirects are refused below it, and it has no timeout or jar).
 //
 // Connect may be called more than once; each connection is independent.
 // SetInboundFilter and CloseIdleConnections are safe for concurrent use.
@@ -32,9 +34,11 @@ type Transport struct {
 	// Endpoint is the admitted URL. Changing it after construction is not
 	// supported.
 	Endpoint string
-	// HTTPClient is the admitted client every request goes through. Do not
-	// replace it or its Transport: the policies of the package comment
-	// live there.
+	// HTTPClient is the admitted client; its Transport is the round
+	// tripper every request goes through. Do not replace it or its
+	// Transport: the policies of the package comment live there (a
+	// connection sends its POSTs to that round tripper as made, whatever
+	// HTTPClient holds).
 	HTTPClient *http.Client
 	// MaxRetries bounds the reconnects of one SSE stream without progress
 	// (Options.MaxRetries: 0 means 5, negative none).

@@ -409,6 +409,13 @@ func FuzzReadAtMost(f *testing.F) {
 		if int64(cap(got)) > max(presizeLimit, 2*limit+1) {
 			t.Fatalf("buffer capacity %d for limit %d", cap(got), limit)
 		}
+		// The same read into a reused buffer (capBody's from bodyPool),
+		// its old bytes garbage: the same answer.
+		old := bytes.Repeat([]byte{0xAA}, int(chunk)*37)
+		got, gotErr = readAtMostInto(old[:0], &chunkReader{data: data, n: n}, limit, hint)
+		if !bytes.Equal(got, want) || gotErr != wantErr {
+			t.Fatalf("readAtMostInto(cap %d, len %d, limit %d, hint %d) = (len %d, %v), want (len %d, %v)", len(old), len(data), limit, hint, len(got), gotErr, len(want), wantErr)
+		}
 	})
 }
 

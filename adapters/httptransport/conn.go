@@ -23,8 +23,10 @@ import (
 // (an mcp.Transport), made by Factory.Transport. Its connection speaks the
 // protocol's HTTP framing itself, in both protocol eras, as the go-sdk's
 // StreamableClientTransport does for every legitimate server (see Connect),
-// and sends every request through HTTPClient, the admitted client the
-// package comment describes.
+// and sends every request through HTTPClient's Transport, the admitted
+// round tripper the package comment describes (a POST goes to it directly,
+// not through http.Client, whose only work here would be a copy of the
+// header: redirects are refused below it, and it has no timeout or jar).
 //
 // Connect may be called more than once; each connection is independent.
 // SetInboundFilter and CloseIdleConnections are safe for concurrent use.
@@ -32,9 +34,11 @@ type Transport struct {
 	// Endpoint is the admitted URL. Changing it after construction is not
 	// supported.
 	Endpoint string
-	// HTTPClient is the admitted client every request goes through. Do not
-	// replace it or its Transport: the policies of the package comment
-	// live there.
+	// HTTPClient is the admitted client; its Transport is the round
+	// tripper every request goes through. Do not replace it or its
+	// Transport: the policies of the package comment live there (a
+	// connection sends its POSTs to that round tripper as made, whatever
+	// HTTPClient holds).
 	HTTPClient *http.Client
 	// MaxRetries bounds the reconnects of one SSE stream without progress
 	// (Options.MaxRetries: 0 means 5, negative none).
@@ -254,6 +258,13 @@ func (c *conn) requestContext(ctx context.Context) (context.Context, context.Can
 	return rctx, func() { stop(); cancel() }
 }
 
+// The values of a POST's Content-Type and Accept headers, shared by
+// every request (nothing writes into a header's values).
+var (
+	contentTypeJSON = []string{"application/json"}
+	acceptPost      = []string{"application/json, text/event-stream"}
+)
+
 // Write implements mcp.Connection.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.failErr(); err != nil {
@@ -301,18 +312,21 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return rejected(c.refuse(refusal.Internal, "message_invalid"))
 	}
 
-	rctx, stop := c.requestContext(ctx)
+	// One context per request, ending with ctx and with the connection;
+	// the request goes to the roundTripper itself (http.Client adds
+	// nothing here but a copy of the header: the roundTripper refuses
+	// redirects, and the client has no timeout or cookie jar).
+	rctx, link := linkContext(ctx, c.ctx)
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(data))
 	if err != nil {
-		stop()
+		link.release()
 		return rejected(c.refuse(refusal.Config, ReasonURLInvalid))
 	}
-	req.Header["Content-Type"] = []string{"application/json"}
-	req.Header["Accept"] = []string{"application/json, text/event-stream"}
+	req.Header["Content-Type"] = contentTypeJSON
+	req.Header["Accept"] = acceptPost
 	c.setHeaders(ctx, req.Header, msg)
-	resp, err := c.client.Do(req)
+	resp, err := c.rt.sendOwned(ctx, req, link)
 	if err != nil {
-		stop()
 		if ctx.Err() != nil {
 			return rejected(ctx.Err())
 		}
@@ -320,7 +334,6 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 
 	if err := c.checkResponse(resp); err != nil {
-		stop()
 		if method == "server/discover" || method == "subscriptions/listen" || errors.Is(err, errRejected) {
 			if !errors.Is(err, errRejected) {
 				err = rejected(err)
@@ -332,17 +345,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	if err := c.takeSession(resp); err != nil {
 		resp.Body.Close()
-		stop()
 		return err
 	}
 	if forCall == nil {
 		resp.Body.Close()
-		stop()
 		return nil
 	}
 	switch mediaType(resp) {
 	case "application/json":
-		defer stop()
 		defer resp.Body.Close()
 		var body []byte
 		if bb, ok := resp.Body.(*bufferedBody); ok {
@@ -357,6 +367,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			body = b
 		}
 		m, err := decodeMessage(body)
+		if bb, ok := resp.Body.(*bufferedBody); ok {
+			bb.recycle() // decodeMessage retains no byte of body
+		}
 		if err != nil {
 			err = c.refuse(refusal.Protocol, ReasonMalformedMessage)
 			c.fail(err)
@@ -366,18 +379,15 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.deliver(m)
 		return nil
 	case "text/event-stream":
-		if !c.spawn(func() {
-			defer stop()
-			c.handleSSE(rctx, resp, forCall)
-		}) {
+		// The request's context ends with the body; the stream and its
+		// resumptions run under ctx and the connection's context.
+		if !c.spawn(func() { c.handleSSE(ctx, resp, forCall) }) {
 			resp.Body.Close()
-			stop()
 			return rejected(c.refuse(refusal.Transient, ReasonConnectionClosed))
 		}
 		return nil
 	default:
 		resp.Body.Close()
-		stop()
 		err := c.refuse(refusal.Protocol, ReasonContentType)
 		c.fail(err)
 		return err
@@ -545,7 +555,7 @@ func (c *conn) handleSSE(ctx context.Context, resp *http.Response, forCall *json
 		if last != "" && last != prev {
 			noProgress, prev = 0, last
 		} else if noProgress++; noProgress > c.maxRetries {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && c.ctx.Err() == nil {
 				c.fail(c.refuse(refusal.Transient, ReasonStreamRetries))
 			}
 			return
@@ -584,7 +594,7 @@ func (c *conn) processStream(ctx context.Context, resp *http.Response, forCall *
 	for {
 		ev, err := s.next()
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || c.ctx.Err() != nil {
 				return "", 0, true
 			}
 			if errors.Is(err, errSSETooLarge) || errors.Is(err, errSSEMalformed) {

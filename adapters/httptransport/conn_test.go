@@ -395,3 +395,46 @@ func TestRefusedStreamBodyBounded(t *testing.T) {
 	require.Error(t, err, "the resumption was refused")
 	assert.Less(t, written.Load(), int64(total), "the refused stream's body was read to its end")
 }
+
+// TestJSONAnswerBufferRecycled: a JSON answer is read into a pooled buffer
+// that is reused once the answer is decoded; every message keeps its own
+// bytes. Each answer is as long as the last (so the next one lands in the
+// same buffer) but different in every byte of its result.
+func TestJSONAnswerBufferRecycled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	result := func(i int) string {
+		return `{"fill":"` + strings.Repeat(string(rune('a'+i%26)), 2000) + `"}`
+	}
+	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID int `json:"id"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":%s}`, req.ID, result(req.ID))
+	}))
+	tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	c, err := tr.Connect(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	var got []*jsonrpc.Response
+	for i := range 8 {
+		id, err := jsonrpc.MakeID(float64(i))
+		require.NoError(t, err)
+		require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`)}))
+		m, err := c.Read(ctx)
+		require.NoError(t, err)
+		r, ok := m.(*jsonrpc.Response)
+		require.True(t, ok, "got %T", m)
+		got = append(got, r)
+	}
+	for i, r := range got {
+		assert.JSONEq(t, result(i), string(r.Result), "answer %d", i)
+	}
+}

@@ -27,6 +27,11 @@ type linkedBody struct {
 	own    context.Context    // the request's own context
 	cancel context.CancelFunc // ends the request's own context
 	stop   func() bool        // unregisters watch from the request's context
+	// also, when set, ends the request's own context too (at once, no
+	// grace): the connection of a request conn sends (sendOwned); stopAlso
+	// unregisters that.
+	also     context.Context
+	stopAlso func() bool
 
 	graced  atomic.Bool  // see grace
 	drained atomic.Int64 // bytes read since parent ended, when graced
@@ -38,12 +43,37 @@ type linkedBody struct {
 
 // linkContext returns the context to send a request of ctx under, and the
 // linkedBody to wrap its response's body in (attach), or to release when
-// no response comes.
-func linkContext(ctx context.Context) (context.Context, *linkedBody) {
+// no response comes. also, when not nil, ends that context as well, at
+// once: one context per request serves both the request's caller and its
+// connection.
+func linkContext(ctx, also context.Context) (context.Context, *linkedBody) {
 	own, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	b := &linkedBody{parent: ctx, own: own, cancel: cancel}
+	b := &linkedBody{parent: ctx, own: own, cancel: cancel, also: also}
 	b.stop = context.AfterFunc(ctx, b.watch)
+	if also != nil {
+		b.stopAlso = context.AfterFunc(also, cancel)
+	}
 	return own, b
+}
+
+// ended returns the error of the request's caller's context, else that of
+// also, else nil: why a request that failed was cut short, if it was.
+func (b *linkedBody) ended() error {
+	if err := b.parent.Err(); err != nil {
+		return err
+	}
+	if b.also != nil {
+		return b.also.Err()
+	}
+	return nil
+}
+
+// unlink unregisters the watches on the request's context and on also.
+func (b *linkedBody) unlink() {
+	b.stop()
+	if b.stopAlso != nil {
+		b.stopAlso()
+	}
 }
 
 // attach makes b the body of resp.
@@ -54,7 +84,7 @@ func (b *linkedBody) attach(resp *http.Response) {
 
 // release ends the request's own context (no response to wrap).
 func (b *linkedBody) release() {
-	b.stop()
+	b.unlink()
 	b.cancel()
 }
 
@@ -95,7 +125,7 @@ func (b *linkedBody) Read(p []byte) (int, error) {
 // Close closes the body and ends the request's own context.
 func (b *linkedBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.stop()
+	b.unlink()
 	b.mu.Lock()
 	b.closed = true
 	if b.timer != nil {

@@ -2,6 +2,7 @@ package httptransport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcpward/mcpward/core/refusal"
@@ -85,19 +87,34 @@ func (rt *roundTripper) CloseIdleConnections() {
 
 // RoundTrip implements http.RoundTripper. It never modifies req.
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	return rt.roundTrip(req, req.Context(), nil)
+}
+
+// sendOwned is RoundTrip for a request conn made for this one exchange
+// (newRequest): req runs under link's context already, so its first
+// attempt is req itself, its header written in place instead of copied.
+// ctx is the context of the request's caller.
+func (rt *roundTripper) sendOwned(ctx context.Context, req *http.Request, link *linkedBody) (*http.Response, error) {
+	return rt.roundTrip(req, ctx, link)
+}
+
+// roundTrip is RoundTrip, and sendOwned when owned is set.
+func (rt *roundTripper) roundTrip(req *http.Request, ctx context.Context, owned *linkedBody) (*http.Response, error) {
 	closeBody := func() {
 		if req.Body != nil {
 			req.Body.Close()
 		}
 	}
 	if req.URL == nil || req.URL.User != nil || !rt.sameOrigin(req.URL) {
+		if owned != nil {
+			owned.release()
+		}
 		closeBody()
 		return nil, rt.refuse(refusal.Refused, ReasonOriginMismatch)
 	}
-	ctx := req.Context()
 	tp := rt.traceparent(req)
 
-	resp, err := rt.send(req, tp, false)
+	resp, err := rt.send(ctx, req, tp, false, owned)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +142,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody()
 			return nil, rt.refuse(refusal.AuthRefused, ReasonBodyUnavailable)
 		}
-		resp, err = rt.send(req, tp, true)
+		resp, err = rt.send(ctx, req, tp, true, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -154,21 +171,29 @@ func (rt *roundTripper) sameOrigin(u *url.URL) bool {
 	return originOf(u) == rt.origin
 }
 
-// send sends one attempt: a clone of req with the static headers, the
-// authenticator's headers and tp set (a shallow copy, sharing req's header,
-// when none of these changes it; see keepsHeader). A resend takes a fresh body from
-// req.GetBody. The request is not sent when the authenticator fails.
-func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.Response, error) {
-	ctx := req.Context()
-	// The request runs under a context of its own that ends with ctx (see
-	// linkedBody), so that check can grace an SSE answer's drain.
-	own, link := linkContext(ctx)
-	shared := rt.keepsHeader(req, tp)
+// send sends one attempt of req, whose caller's context is ctx: a clone
+// of req with the static headers, the authenticator's headers and tp set
+// (a shallow copy, sharing req's header, when none of these changes it;
+// see keepsHeader), or, when owned is set, req itself with them set in
+// place (its first attempt, under owned's context). A resend takes a
+// fresh body from req.GetBody. The request is not sent when the
+// authenticator fails.
+func (rt *roundTripper) send(ctx context.Context, req *http.Request, tp string, resend bool, owned *linkedBody) (*http.Response, error) {
 	var out *http.Request
-	if shared {
-		out = req.WithContext(own) // the header map is shared, never written
+	link := owned
+	shared := false
+	if owned != nil {
+		out = req
 	} else {
-		out = req.Clone(own) // deep-copies the header map
+		// The request runs under a context of its own that ends with ctx
+		// (see linkedBody), so that check can grace an SSE answer's drain.
+		var own context.Context
+		own, link = linkContext(ctx, nil)
+		if shared = rt.keepsHeader(req, tp); shared {
+			out = req.WithContext(own) // the header map is shared, never written
+		} else {
+			out = req.Clone(own) // deep-copies the header map
+		}
 	}
 	if resend && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
@@ -186,7 +211,11 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 		return nil, err
 	}
 	for k, v := range rt.static {
-		out.Header[k] = append([]string(nil), v...)
+		if owned != nil {
+			out.Header[k] = v // validated, never modified: nothing writes into a value
+		} else {
+			out.Header[k] = append([]string(nil), v...)
+		}
 	}
 	if rt.auth != nil {
 		r := rt.authReq
@@ -217,10 +246,11 @@ func (rt *roundTripper) send(req *http.Request, tp string, resend bool) (*http.R
 	}
 	resp, err := rt.base.RoundTrip(out)
 	if err != nil {
-		link.release()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if cerr := link.ended(); cerr != nil {
+			link.release()
+			return nil, cerr
 		}
+		link.release()
 		return nil, rt.netError(err)
 	}
 	link.attach(resp)
@@ -279,33 +309,64 @@ func (rt *roundTripper) capBody(resp *http.Response) (*http.Response, error) {
 		discardNoDrain(resp)
 		return nil, rt.capError()
 	}
-	buf, err := readAtMost(resp.Body, rt.cap+1, resp.ContentLength)
+	pooled := bodyPool.Get().(*[]byte)
+	buf, err := readAtMostInto((*pooled)[:0], resp.Body, rt.cap+1, resp.ContentLength)
 	if int64(len(buf)) > rt.cap {
+		putBody(pooled, buf)
 		discardNoDrain(resp)
 		return nil, rt.capError()
 	}
 	resp.Body.Close()
 	if err != nil {
+		putBody(pooled, buf)
 		if ctx := resp.Request.Context(); ctx != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, rt.netError(err)
 	}
-	resp.Body = newBufferedBody(buf)
+	bb := newBufferedBody(buf)
+	bb.pooled = pooled
+	resp.Body = bb
 	resp.ContentLength = int64(len(buf))
 	return resp, nil
+}
+
+// bodyPool holds the buffers capBody reads bodies into; conn gives a JSON
+// answer's back once it has decoded it (bufferedBody.recycle: the decoder
+// copies out what it keeps). A body nobody recycles is left to the
+// collector. maxPooledBody bounds a buffer kept.
+var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBody = 64 << 10
+
+// putBody gives buf, read into *p, back to bodyPool.
+func putBody(p *[]byte, buf []byte) {
+	if cap(buf) > maxPooledBody {
+		return
+	}
+	*p = buf[:0]
+	bodyPool.Put(p)
 }
 
 // readAtMost reads r until EOF or an error, but never more than limit
 // bytes, like io.ReadAll(io.LimitReader(r, limit)). hint, the announced
 // length or -1, sizes the first buffer (at most presizeLimit bytes).
 func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
+	return readAtMostInto(nil, r, limit, hint)
+}
+
+// readAtMostInto is readAtMost reading into buf[len(buf):cap(buf)] first
+// (buf is empty; it is grown as readAtMost sizes its first buffer when
+// smaller).
+func readAtMostInto(buf []byte, r io.Reader, limit, hint int64) ([]byte, error) {
 	n := int64(512)
 	if hint >= 0 && hint < limit {
 		n = hint + 1 // room to see EOF without growing
 	}
 	n = min(n, limit, presizeLimit)
-	buf := make([]byte, 0, max(n, 1))
+	if int64(cap(buf)) < n || cap(buf) == 0 {
+		buf = make([]byte, 0, max(n, 1))
+	}
 	lr := io.LimitedReader{R: r, N: limit}
 	for {
 		m, err := lr.Read(buf[len(buf):cap(buf)])
@@ -326,7 +387,19 @@ func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
 // nothing.
 type bufferedBody struct {
 	bytes.Reader
-	b []byte // the whole body, for a reader that takes it at once (conn)
+	b      []byte  // the whole body, for a reader that takes it at once (conn)
+	pooled *[]byte // b's holder from bodyPool, or nil
+}
+
+// recycle gives b back to bodyPool; the body must not be used after.
+func (b *bufferedBody) recycle() {
+	if b.pooled == nil {
+		return
+	}
+	p, buf := b.pooled, b.b
+	b.pooled, b.b = nil, nil
+	b.Reset(nil)
+	putBody(p, buf)
 }
 
 func newBufferedBody(b []byte) *bufferedBody {

@@ -139,6 +139,11 @@ type Options struct {
 	// ListProfile, when set, is a file to write a CPU profile of the
 	// connect and listing of the full server to.
 	ListProfile string
+	// CallMemProfile, when set, is a file to write a heap profile to
+	// right after the sequential calls, and CallMemProfile+".base" one
+	// taken right before them: go tool pprof -sample_index=alloc_space
+	// -base FILE.base FILE shows what the calls allocated.
+	CallMemProfile string
 }
 
 // Main parses the command line, measures d and prints its Figures as JSON;
@@ -157,6 +162,7 @@ func Main(kind string, d Driver) {
 	flag.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the sequential calls to this file")
 	flag.StringVar(&o.MemProfile, "memprofile", "", "write a heap profile to this file where the retained heap is measured")
 	flag.StringVar(&o.ListProfile, "listprofile", "", "write a CPU profile of the full server's connect and listing to this file")
+	flag.StringVar(&o.CallMemProfile, "callmemprofile", "", "write heap profiles before (FILE.base) and after (FILE) the sequential calls")
 	flag.IntVar(&o.Fleet, "fleet", 0, "when > 0, only connect this many small servers at once and measure memory")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -268,6 +274,11 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 			return f, err
 		}
 	}
+	if o.CallMemProfile != "" {
+		if err := writeHeapProfile(o.CallMemProfile + ".base"); err != nil {
+			return f, err
+		}
+	}
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
 	for range n {
@@ -281,6 +292,11 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	runtime.ReadMemStats(&ms1)
 	if o.CPUProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if o.CallMemProfile != "" {
+		if err := writeHeapProfile(o.CallMemProfile); err != nil {
+			return f, err
+		}
 	}
 	f.Calls = n
 	f.CallP50NS = int64(percentile(calls, 50))

@@ -170,7 +170,7 @@ func (d *Dialer) admit(ctx context.Context, t ports.Target) error {
 			// Removed after the admission: here, or by the Fleet whose
 			// evaluation this is, beside its connects (workdir.go).
 			defer func() {
-				if !keepAdmissionDir(ctx, dir) {
+				if !keepAdmissionDir(ctx, t.ServerID, dir) {
 					removeNeutralDir(dir)
 				}
 			}()
@@ -217,9 +217,15 @@ func (d *Dialer) dialHTTP(ctx context.Context, t ports.Target) (*mcpsession.Conn
 func (d *Dialer) dialStdio(ctx context.Context, t ports.Target) (*mcpsession.Conn, error) {
 	neutral := ""
 	if needsNeutralDir(t) {
-		dir, err := makeNeutralDir(t.ServerID)
-		if err != nil {
-			return nil, err
+		// The directory this server's launch was admitted in by the
+		// Fleet's evaluation, when this is its first launch; else a
+		// fresh one (workdir.go).
+		dir := takeLaunchDir(ctx, t.ServerID)
+		if dir == "" {
+			var err error
+			if dir, err = makeNeutralDir(t.ServerID); err != nil {
+				return nil, err
+			}
 		}
 		neutral, t.Cwd = dir, dir
 	}

@@ -133,7 +133,13 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	// are removed while the servers connect, and gone before add returns.
 	admitted := &admissionDirs{}
 	ev, res := h.evaluate(withAdmissionDirs(ctx, admitted), srcs)
-	defer admitted.removeAll()()
+	var removed func()
+	defer func() {
+		if removed == nil {
+			removed = admitted.removeAll()
+		}
+		removed()
+	}()
 	if len(names) == 0 {
 		for _, r := range ev.Servers {
 			names = append(names, r.Name)
@@ -221,13 +227,23 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 	if background {
 		ctx = f.life
 	}
+	// Each server's first launch takes the directory its evaluation
+	// admitted it in (Dialer.Dial, workdir.go); the others are removed
+	// while the servers connect.
+	dirs := make([]*launchDir, len(connect))
+	for i, m := range connect {
+		dirs[i] = &launchDir{server: m.base.Name, dir: admitted.take(m.base.Name)}
+	}
+	removed = admitted.removeAll()
 	var wg sync.WaitGroup
-	for _, m := range connect {
+	for i, m := range connect {
 		wg.Add(1)
 		go func() {
 			defer f.wg.Done()
 			defer wg.Done()
 			defer f.done()
+			defer dirs[i].release()
+			ctx := withLaunchDir(ctx, dirs[i])
 			select {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()

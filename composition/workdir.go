@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/mcpward/mcpward/core/definition"
@@ -85,10 +86,21 @@ func (a neutralAuthority) Authorize(ctx context.Context, r ports.LaunchRequest) 
 // its connects instead of one by one on the evaluation's path (an rmdir
 // waits for the file system's journal: 0.7 ms each under this machine's
 // disk load, against a connect's spawn and handshake of tens of ms).
+//
+// The first launch of each admitted server takes its directory (take,
+// then launchDir) instead of making another: it is the fresh, empty directory of mode 0700
+// the launch was admitted in, made for that server by this evaluation and
+// never run in, so the launch runs where it was checked and one mkdir (and
+// one rmdir) leaves the connect path. A directory taken is the launch's
+// own from then on (removed when its connection is released); every later
+// launch of the server makes a fresh one.
 type admissionDirs struct {
 	mu   sync.Mutex
-	dirs []string
+	dirs []admissionDir
 }
+
+// admissionDir is one neutral directory made to admit server's launch.
+type admissionDir struct{ server, dir string }
 
 type admissionDirsKey struct{}
 
@@ -98,21 +110,77 @@ func withAdmissionDirs(ctx context.Context, c *admissionDirs) context.Context {
 	return context.WithValue(ctx, admissionDirsKey{}, c)
 }
 
-// keep hands dir to the collector of ctx and reports whether there was
-// one (otherwise the caller removes dir itself).
-func keepAdmissionDir(ctx context.Context, dir string) bool {
+// keepAdmissionDir hands dir, made to admit server's launch, to the
+// collector of ctx and reports whether there was one (otherwise the caller
+// removes dir itself).
+func keepAdmissionDir(ctx context.Context, server, dir string) bool {
 	c, ok := ctx.Value(admissionDirsKey{}).(*admissionDirs)
 	if !ok || c == nil {
 		return false
 	}
 	c.mu.Lock()
-	c.dirs = append(c.dirs, dir)
+	c.dirs = append(c.dirs, admissionDir{server: server, dir: dir})
 	c.mu.Unlock()
 	return true
 }
 
-// removeAll starts removing every directory handed to c and returns a
-// func that waits until they are gone.
+// take removes from c the directory kept for server and returns it, or
+// "" when there is none (taken already, or removeAll ran). The caller owns
+// what it takes.
+func (c *admissionDirs) take(server string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, d := range c.dirs {
+		if d.server == server {
+			c.dirs = slices.Delete(c.dirs, i, i+1)
+			return d.dir
+		}
+	}
+	return ""
+}
+
+// launchDir holds the admitted neutral directory of one server for its
+// first launch: Dialer.Dial takes it once (takeLaunchDir); the Fleet
+// removes it when the connect ends without a launch having taken it.
+type launchDir struct {
+	server string
+	mu     sync.Mutex
+	dir    string
+}
+
+type launchDirKey struct{}
+
+// withLaunchDir returns ctx carrying l.
+func withLaunchDir(ctx context.Context, l *launchDir) context.Context {
+	return context.WithValue(ctx, launchDirKey{}, l)
+}
+
+// takeLaunchDir returns the admitted directory ctx carries for server, at
+// most once, or "". The caller owns it: it launches there and removes it.
+func takeLaunchDir(ctx context.Context, server string) string {
+	l, ok := ctx.Value(launchDirKey{}).(*launchDir)
+	if !ok || l == nil || l.server != server {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	dir := l.dir
+	l.dir = ""
+	return dir
+}
+
+// release removes l's directory unless a launch took it.
+func (l *launchDir) release() {
+	l.mu.Lock()
+	dir := l.dir
+	l.dir = ""
+	l.mu.Unlock()
+	removeNeutralDir(dir)
+}
+
+// removeAll starts removing every directory handed to c and not taken,
+// and returns a func that waits until they are gone. A take after it
+// finds nothing.
 func (c *admissionDirs) removeAll() (wait func()) {
 	c.mu.Lock()
 	dirs := c.dirs
@@ -125,7 +193,7 @@ func (c *admissionDirs) removeAll() (wait func()) {
 	go func() {
 		defer close(done)
 		for _, d := range dirs {
-			removeNeutralDir(d)
+			removeNeutralDir(d.dir)
 		}
 	}()
 	return func() { <-done }

@@ -3,9 +3,12 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,5 +186,60 @@ func TestAdmissionDirectoriesRemoved(t *testing.T) {
 		require.NoError(t, err, "it exists while connected")
 		require.NoError(t, f.Close())
 		assert.Empty(t, neutralSince(before), "none after Close (background %v)", background)
+	}
+}
+
+// TestFirstLaunchInAdmissionDirectory: a Fleet's first launch of a
+// user-tier stdio server runs in the neutral directory its evaluation
+// admitted it in, not in a second one: the authority, asked at the
+// evaluation, at the transport and right before the spawn, sees one and
+// the same neutral directory each time, and it is the launch's own while
+// connected; a later Fleet's launch gets a fresh one.
+func TestFirstLaunchInAdmissionDirectory(t *testing.T) {
+	bin, err := exampleServer()
+	require.NoError(t, err)
+	root := NewRootAuthority(t.TempDir(), map[string]string{"LANG": "C"})
+	var mu sync.Mutex
+	var before map[string]bool
+	var seen [][]string
+	auth := AuthorityFunc(func(ctx context.Context, req ports.LaunchRequest) (ports.ProcessGrant, error) {
+		mu.Lock()
+		seen = append(seen, neutralSince(before))
+		mu.Unlock()
+		return root.Authorize(ctx, req)
+	})
+	r := newRig(t, Config{Authority: auth})
+	q, _ := json.Marshal(bin)
+	srcs := userSrc(`{"mcpServers": {"ex": {"command": ` + string(q) + `}}}`)
+	ctx := context.Background()
+
+	var first string
+	for round := range 2 {
+		mu.Lock()
+		before, seen = neutralNow(), nil
+		mu.Unlock()
+		f := r.host.Connect(ctx, srcs, nil)
+		s := f.Servers()
+		require.Len(t, s, 1)
+		require.Equal(t, StateConnected, s[0].State)
+		mu.Lock()
+		got := slices.Clone(seen)
+		mu.Unlock()
+		require.Len(t, got, 3, "asked at the evaluation, the transport and the spawn")
+		for i, dirs := range got {
+			require.Len(t, dirs, 1, "one neutral directory at ask %d (round %d)", i, round)
+			require.Equal(t, got[0][0], dirs[0], "the same directory at ask %d (round %d)", i, round)
+		}
+		left := neutralSince(before)
+		require.Equal(t, []string{got[0][0]}, left, "the admitted directory is the launch's own")
+		if round == 0 {
+			first = left[0]
+		} else {
+			assert.NotEqual(t, first, left[0], "a later Fleet launches in a fresh directory")
+		}
+		require.NoError(t, f.Close())
+		assert.Empty(t, neutralSince(before), "none after Close")
+		_, err := os.Stat(left[0])
+		assert.ErrorIs(t, err, fs.ErrNotExist, "removed with its connection")
 	}
 }

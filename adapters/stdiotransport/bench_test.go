@@ -5,6 +5,7 @@ package stdiotransport
 import (
 	"context"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -85,4 +86,59 @@ func BenchmarkConnectClose(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSpawnVsRaw times, in turns within each op, the launch alone:
+// mcpward's Launcher.Transport and Transport.Connect (admission, twice;
+// pipes, process group, the reaper and the stderr drain) and the go-sdk's
+// CommandTransport.Connect of the same fixture, each up to the return of
+// the connection (the child started, nothing exchanged); each connection
+// is closed outside the time. It reports each side's p50 in µs and the
+// difference of the medians.
+//
+//	cd adapters/stdiotransport
+//	go test -run '^$' -bench SpawnVsRaw -benchtime 400x .
+func BenchmarkSpawnVsRaw(b *testing.B) {
+	mk := benchTransports(b)
+	ctx := context.Background()
+	var ours, raw []time.Duration
+	spawn := func(name string) (time.Duration, mcp.Connection) {
+		start := time.Now()
+		c, err := mk[name]().Connect(ctx)
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal("connect failed")
+		}
+		return d, c
+	}
+	i := 0
+	for b.Loop() {
+		order := []string{"mcpward", "raw"}
+		if i%2 == 1 {
+			order = []string{"raw", "mcpward"}
+		}
+		i++
+		for _, name := range order {
+			d, c := spawn(name)
+			if name == "raw" {
+				raw = append(raw, d)
+			} else {
+				ours = append(ours, d)
+			}
+			_ = c.Close()
+		}
+	}
+	mo, mr := median(ours), median(raw)
+	b.ReportMetric(float64(mo.Microseconds()), "mcpward-p50-µs")
+	b.ReportMetric(float64(mr.Microseconds()), "raw-p50-µs")
+	b.ReportMetric(float64((mo - mr).Microseconds()), "excess-µs")
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

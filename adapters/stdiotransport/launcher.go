@@ -242,6 +242,11 @@ func confine(root, cwd, id string) (string, error) {
 	default:
 		cand = filepath.Join(canonRoot, cwd)
 	}
+	if cand == canonRoot {
+		// The root itself (no cwd, or the canonical root named again, as
+		// a neutral directory is): just resolved and found a directory.
+		return canonRoot, nil
+	}
 	canon, err := filepath.EvalSymlinks(cand)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire/wiretest"
 )
 
 // sdkLine is what the go-sdk's stdio connection makes of one line: its
@@ -44,35 +44,12 @@ func sdkLine(line []byte) (m jsonrpc.Message, err error, blank, skip bool) {
 	return m, err, false, false
 }
 
-// requireSameMessage compares two decoded messages field by field.
+// requireSameMessage fails the test unless got is the message want is
+// (wiretest.Diff).
 func requireSameMessage(t *testing.T, want, got jsonrpc.Message) {
 	t.Helper()
-	switch w := want.(type) {
-	case *jsonrpc.Request:
-		g, ok := got.(*jsonrpc.Request)
-		require.True(t, ok, "a request decoded as %T", got)
-		assert.Equal(t, w.Method, g.Method)
-		assert.Equal(t, w.ID.Raw(), g.ID.Raw())
-		assert.Equal(t, string(w.Params), string(g.Params))
-		assert.Equal(t, w.Params == nil, g.Params == nil)
-	case *jsonrpc.Response:
-		g, ok := got.(*jsonrpc.Response)
-		require.True(t, ok, "a response decoded as %T", got)
-		assert.Equal(t, w.ID.Raw(), g.ID.Raw())
-		assert.Equal(t, string(w.Result), string(g.Result))
-		assert.Equal(t, w.Result == nil, g.Result == nil)
-		if w.Error == nil {
-			assert.Nil(t, g.Error)
-			return
-		}
-		we, ge := w.Error.(*jsonrpc.Error), g.Error.(*jsonrpc.Error)
-		require.NotNil(t, ge)
-		assert.Equal(t, we.Code, ge.Code)
-		assert.Equal(t, we.Message, ge.Message)
-		assert.Equal(t, string(we.Data), string(ge.Data))
-		assert.Equal(t, we.Data == nil, ge.Data == nil)
-	default:
-		t.Fatalf("unexpected message type %T", want)
+	if d := wiretest.Diff(want, got); d != "" {
+		t.Fatal(d)
 	}
 }
 

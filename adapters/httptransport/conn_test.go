@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpward/mcpward/core/egress"
 	"github.com/mcpward/mcpward/core/refusal"
+	"github.com/mcpward/mcpward/ports/portstest"
 )
 
 // legacyHandler is a hand-written legacy-era server: initialize (session
@@ -436,5 +437,46 @@ func TestJSONAnswerBufferRecycled(t *testing.T) {
 	}
 	for i, r := range got {
 		assert.JSONEq(t, result(i), string(r.Result), "answer %d", i)
+	}
+}
+
+// TestAuthRetryCarriesOnlyItsOwnHeaders: the retry after a refused
+// credential carries the authenticator's fresh headers and none of the
+// first attempt's (a DPoP proof is bound to one request), also when the
+// connection wrote the first attempt's headers into its own request.
+func TestAuthRetryCarriesOnlyItsOwnHeaders(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inner := legacyHandler(func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+	}, nil)
+	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer fresh" {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		inner(w, r)
+	}))
+	auth := portstest.NewAuthenticator(http.Header{"Authorization": {"DPoP stale"}, "Dpop": {"proof-of-the-first-attempt"}}, 1)
+	auth.Reauthorize = func(context.Context) (http.Header, error) {
+		return http.Header{"Authorization": {"Bearer fresh"}}, nil
+	}
+	tr, err := New(egress.Default(), &Options{Resolver: &mapResolver{}}).Transport(ctx, httpTarget("s", srv.URL, nil), auth)
+	require.NoError(t, err)
+	closeIdle(t, tr)
+	cs, err := connect(ctx, tr)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "x"})
+	require.NoError(t, err)
+
+	reqs := srv.requests()
+	require.GreaterOrEqual(t, len(reqs), 3, "the refused attempt, its retry, the call")
+	assert.Equal(t, "proof-of-the-first-attempt", reqs[0].Header.Get("Dpop"), "the first attempt")
+	for i, r := range reqs[1:] {
+		assert.Equal(t, "Bearer fresh", r.Header.Get("Authorization"), "request %d", i+1)
+		assert.Empty(t, r.Header.Values("Dpop"), "request %d carried the first attempt's proof", i+1)
 	}
 }

@@ -32,6 +32,9 @@ type linkedBody struct {
 	// unregisters that.
 	also     context.Context
 	stopAlso func() bool
+	// authKeys are the header names the authenticator set on the request
+	// itself (sendOwned's first attempt), which a retry must not carry.
+	authKeys []string
 
 	graced  atomic.Bool  // see grace
 	drained atomic.Int64 // bytes read since parent ended, when graced

@@ -142,6 +142,14 @@ func (rt *roundTripper) roundTrip(req *http.Request, ctx context.Context, owned 
 			closeBody()
 			return nil, rt.refuse(refusal.AuthRefused, ReasonBodyUnavailable)
 		}
+		if owned != nil {
+			// The first attempt wrote its credential into req itself: the
+			// retry starts from req without it (the static headers are
+			// set again by send), so it carries only its own.
+			for _, k := range owned.authKeys {
+				req.Header.Del(k)
+			}
+		}
 		resp, err = rt.send(ctx, req, tp, true, nil)
 		if err != nil {
 			return nil, err
@@ -234,7 +242,11 @@ func (rt *roundTripper) send(ctx context.Context, req *http.Request, tp string, 
 			}
 		}
 		for k, v := range h {
-			out.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+			ck := http.CanonicalHeaderKey(k)
+			out.Header[ck] = append([]string(nil), v...)
+			if owned != nil {
+				owned.authKeys = append(owned.authKeys, ck)
+			}
 		}
 	}
 	if !shared {

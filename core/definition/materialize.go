@@ -249,12 +249,17 @@ const matMaxDetailVars = 8
 //   - a "${" that does not start a well-formed template: a *refusal.Error
 //     with Reason "invalid_template" whose Detail names the first such
 //     field ("args[2]", `env["HOME"]`), never its value;
+//   - otherwise, a secret template as written in the command or the cwd,
+//     or in the scheme, host or port of the URL as written (what Decode
+//     refuses: it depends on the text alone, so it is decided before the
+//     environment is): a *refusal.Error with Reason
+//     RefusalSecretInCommand, RefusalSecretInCwd or RefusalSecretInURL
+//     (see target.go);
 //   - otherwise, unset variables without a default: a *MissingError
 //     (Reason "unset_variable") listing every one of them;
-//   - otherwise, a secret stretch (see Stretch.Secret) in the command or
-//     the cwd, or in the scheme, host or port of the expanded URL: a
-//     *refusal.Error with Reason RefusalSecretInCommand,
-//     RefusalSecretInCwd or RefusalSecretInURL (see target.go).
+//   - otherwise, a secret stretch in the scheme, host or port of the
+//     expanded URL (a secret value holding "@" or "/" moved the host):
+//     a *refusal.Error with Reason RefusalSecretInURL.
 //
 // Fields are examined in the order command, args, env (keys sorted), cwd,
 // url, headers (keys sorted). Materialize is pure and deterministic. A nil
@@ -298,6 +303,9 @@ func Materialize(d *Definition, lookup Lookup) (*Materialized, error) {
 			Server: d.Name,
 			Detail: "invalid template in " + x.invalidField,
 		}
+	}
+	if why := targetRefusal(d); why != "" {
+		return nil, &refusal.Error{Class: refusal.Config, Reason: why, Server: d.Name, Detail: targetDetail[why]}
 	}
 	if len(x.missing) > 0 {
 		slices.Sort(x.missing)

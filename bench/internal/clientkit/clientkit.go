@@ -270,9 +270,6 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	if err != nil {
 		return f, err
 	}
-	var lms0, lms1 runtime.MemStats
-	runtime.ReadMemStats(&lms0)
-	lcpu0 := cpuTime()
 	full := o.target("bench", true)
 	var readyFile string
 	if o.Transport == "stdio" {
@@ -284,6 +281,9 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 		defer os.Remove(readyFile)
 		full.Args = append(full.Args, "-readyfile", readyFile)
 	}
+	var lms0, lms1 runtime.MemStats
+	runtime.ReadMemStats(&lms0)
+	lcpu0 := cpuTime()
 	start := time.Now()
 	c, err := d.Connect(ctx, full)
 	if err != nil {
@@ -292,17 +292,16 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	}
 	defer c.Close()
 	f.ListNS = int64(time.Since(start))
+	f.ListCPUNS = int64(cpuTime() - lcpu0)
+	runtime.ReadMemStats(&lms1)
+	stopList()
 	f.ListReadyNS = f.ListNS
 	if readyFile != "" {
 		end := start.Add(time.Duration(f.ListNS))
 		if f.ListReadyNS, err = sinceReady(readyFile, start, end); err != nil {
-			stopList()
 			return f, err
 		}
 	}
-	f.ListCPUNS = int64(cpuTime() - lcpu0)
-	runtime.ReadMemStats(&lms1)
-	stopList()
 	f.ListBytes = int64(lms1.TotalAlloc - lms0.TotalAlloc)
 	f.ListAllocs = int64(lms1.Mallocs - lms0.Mallocs)
 	f.Tools = c.Tools()

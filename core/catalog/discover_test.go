@@ -647,3 +647,33 @@ func TestDiscoverCache(t *testing.T) {
 	assert.Nil(t, l.Cache)
 	assert.Nil(t, Build("srv", legacy.Identity(), l, nil, nil).Cache)
 }
+
+// TestAppendTools checks appendTools against append over pages of every
+// size: the same items in order, never sharing the page's array, and the
+// capacity at least doubled whenever it grows, so that a listing of n
+// tools copies O(n) items in all.
+func TestAppendTools(t *testing.T) {
+	item := func(i int) ports.ToolItem { return ports.ToolItem{Name: "t" + strconv.Itoa(i)} }
+	for _, size := range []int{0, 1, 7, 100, 300, 1000} {
+		var got, want []ports.ToolItem
+		n := 0
+		for range 40 {
+			page := make([]ports.ToolItem, size)
+			for i := range page {
+				page[i] = item(n)
+				n++
+			}
+			before := cap(got)
+			got = appendTools(got, page)
+			want = append(want, page...)
+			if cap(got) != before {
+				assert.GreaterOrEqual(t, cap(got), 2*before, "page size %d: capacity %d grew to %d", size, before, cap(got))
+			}
+			if size > 0 {
+				page[0].Name = "changed"
+				assert.NotEqual(t, "changed", got[len(got)-size].Name, "page size %d: the result shares the page", size)
+			}
+		}
+		assert.Equal(t, want, got, "page size %d", size)
+	}
+}

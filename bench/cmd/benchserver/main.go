@@ -3,7 +3,10 @@
 // tools (tool_00000, …) served in pages of 100. It speaks stdio by
 // default; with -http it serves Streamable HTTP on that loopback address,
 // prints its endpoint URL on one line of stdout, and stops when stdin
-// closes.
+// closes. With -readyfile, a stdio server writes the wall-clock time
+// (Unix nanoseconds, decimal) at which it has built its tools and starts
+// reading stdin to that file, so a client can time its listing without
+// the server's own start.
 package main
 
 import (
@@ -15,6 +18,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,9 +31,15 @@ func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP on this loopback address (e.g. 127.0.0.1:0) instead of stdio")
 	jsonResponse := flag.Bool("json", false, "http: answer POSTs with application/json instead of an SSE stream")
 	stateless := flag.Bool("stateless", false, "http: stateless Streamable HTTP (the go-sdk serves the 2026-07-28 era only so)")
+	readyFile := flag.String("readyfile", "", "stdio: write the time (Unix ns) the server starts reading stdin to this file")
 	flag.Parse()
 	srv := fixture.Server(*tools)
 	if *addr == "" {
+		if *readyFile != "" {
+			if err := os.WriteFile(*readyFile, strconv.AppendInt(nil, time.Now().UnixNano(), 10), 0o600); err != nil {
+				log.Fatal(err)
+			}
+		}
 		if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil && err != io.EOF {
 			log.Fatal(err)
 		}

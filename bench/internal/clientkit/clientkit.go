@@ -81,6 +81,13 @@ type Figures struct {
 	// its tools; Tools is how many the listing kept.
 	ListNS int64 `json:"list_ns,omitempty"`
 	Tools  int   `json:"tools,omitempty"`
+	// ListReadyNS is the same listing timed from the moment the server
+	// was ready: over stdio, from the time the full server reports
+	// (benchserver -readyfile) it has built its tools and starts reading
+	// stdin, so the spawn and the server's own start, the same for every
+	// client, are left out; over HTTP, where the server is already
+	// running, it equals ListNS.
+	ListReadyNS int64 `json:"list_ready_ns,omitempty"`
 	// ListCPUNS is the process's user+sys time (getrusage) over that
 	// connect and listing (a stdio server's start is its child's, not
 	// counted); ListBytes and ListAllocs are its TotalAlloc and Mallocs
@@ -177,6 +184,36 @@ func Main(kind string, d Driver) {
 	}
 }
 
+// newReadyFile returns the path of a file that does not exist yet, for
+// benchserver -readyfile to write.
+func newReadyFile() (string, error) {
+	fh, err := os.CreateTemp("", "benchserver-ready-")
+	if err != nil {
+		return "", err
+	}
+	name := fh.Name()
+	_ = fh.Close()
+	return name, os.Remove(name)
+}
+
+// sinceReady is end minus the later of start and the time the server
+// wrote to readyFile (Unix nanoseconds).
+func sinceReady(readyFile string, start, end time.Time) (int64, error) {
+	b, err := os.ReadFile(readyFile)
+	if err != nil {
+		return 0, fmt.Errorf("the full server reported no ready time: %w", err)
+	}
+	ready, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the full server's ready time %q: %w", b, err)
+	}
+	from := max(ready, start.UnixNano())
+	if end.UnixNano() < from {
+		return 0, fmt.Errorf("the full server was ready %s after the listing ended", time.Duration(from-end.UnixNano()))
+	}
+	return end.UnixNano() - from, nil
+}
+
 func (o Options) target(name string, full bool) Target {
 	if o.Transport == "http" {
 		u := o.SmallURL
@@ -233,11 +270,22 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	if err != nil {
 		return f, err
 	}
+	full := o.target("bench", true)
+	var readyFile string
+	if o.Transport == "stdio" {
+		readyFile, err = newReadyFile()
+		if err != nil {
+			stopList()
+			return f, err
+		}
+		defer os.Remove(readyFile)
+		full.Args = append(full.Args, "-readyfile", readyFile)
+	}
 	var lms0, lms1 runtime.MemStats
 	runtime.ReadMemStats(&lms0)
 	lcpu0 := cpuTime()
 	start := time.Now()
-	c, err := d.Connect(ctx, o.target("bench", true))
+	c, err := d.Connect(ctx, full)
 	if err != nil {
 		stopList()
 		return f, fmt.Errorf("connect (full): %w", err)
@@ -247,6 +295,13 @@ func Measure(ctx context.Context, kind string, d Driver, o Options) (Figures, er
 	f.ListCPUNS = int64(cpuTime() - lcpu0)
 	runtime.ReadMemStats(&lms1)
 	stopList()
+	f.ListReadyNS = f.ListNS
+	if readyFile != "" {
+		end := start.Add(time.Duration(f.ListNS))
+		if f.ListReadyNS, err = sinceReady(readyFile, start, end); err != nil {
+			return f, err
+		}
+	}
 	f.ListBytes = int64(lms1.TotalAlloc - lms0.TotalAlloc)
 	f.ListAllocs = int64(lms1.Mallocs - lms0.Mallocs)
 	f.Tools = c.Tools()

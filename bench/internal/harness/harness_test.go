@@ -55,7 +55,8 @@ func TestSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.Markdown(&out)
-	assert.Contains(t, out.String(), "| listing | listing CPU | listing bytes | listing allocs |")
+	assert.Contains(t, out.String(), "| listing | listing from ready | listing CPU | listing bytes | listing allocs |")
+	assert.Contains(t, out.String(), "| connect | listing | listing from ready | retained |")
 	for _, kind := range Kinds {
 		assert.Contains(t, out.String(), "| "+kind+" | legacy 2025-11-25 | stdio |")
 		assert.Contains(t, out.String(), "| "+kind+" | legacy 2025-11-25 | http |")
@@ -89,6 +90,14 @@ func smokeRun(t *testing.T, r *Results, k Key, fleet bool) {
 			assert.GreaterOrEqual(t, f.CPUPerCallNS, int64(0), "%s/%s", kind, tr) // getrusage's tick may round 3 calls to 0
 			assert.GreaterOrEqual(t, f.RSSBytes, f.RetainedBytes, "%s/%s", kind, tr)
 			assert.GreaterOrEqual(t, f.ListCPUNS, int64(0), "%s/%s", kind, tr)
+			// The listing from the server's readiness leaves out the spawn
+			// and the server's start over stdio; over HTTP it is the listing.
+			assert.Positive(t, f.ListReadyNS, "%s/%s listing from ready", kind, tr)
+			if k.Transport == "http" {
+				assert.Equal(t, f.ListNS, f.ListReadyNS, "%s/%s", kind, tr)
+			} else {
+				assert.Less(t, f.ListReadyNS, f.ListNS, "%s/%s", kind, tr)
+			}
 
 			assert.Equal(t, k.Era, f.Era)
 			if !fleet {

@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -191,13 +192,16 @@ type Server struct {
 
 	text text // the rule for what the fronted servers wrote (sanitize.go)
 
-	mu        sync.Mutex
-	tools     map[string]offered // the Backend's name → what is registered
-	prompts   map[string]offered
-	resources map[string]string // URI → the JSON registered
-	templates map[string]string
-	skipped   int
-	synced    chan struct{} // closed after the first sync
+	mu    sync.Mutex
+	tools map[string]offered // the Backend's name → what is registered
+	// toolByName is tools the other way round: the name offered → the
+	// Backend's (fastcall.go).
+	toolByName map[string]string
+	prompts    map[string]offered
+	resources  map[string]string // URI → the JSON registered
+	templates  map[string]string
+	skipped    int
+	synced     chan struct{} // closed after the first sync
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -211,6 +215,13 @@ type Server struct {
 	seal *sealer // rounds handed on (handon.go)
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
+
+	// fastCall is the SDK server's receiving middleware around
+	// fastCallBase: what a tools/call taken at the stdio connection runs
+	// (fastcall.go). noFast leaves every call to the SDK (tests).
+	fastCall  mcp.MethodHandler
+	noFast    bool
+	fastTaken atomic.Int64 // calls the fast path took
 
 	// syncMu makes reading the Backend's catalog and registering it one
 	// step, so an older catalog never replaces a newer one.
@@ -280,12 +291,17 @@ func New(b Backend, opts *Options) *Server {
 			c.TTLMs, c.CacheScope = cacheHint(b, r)
 		},
 	})
+	// The same middleware, in the same order, wraps the calls the stdio
+	// connection takes itself (fastcall.go).
+	s.fastCall = s.fastCallBase
 	if o.Ready != nil {
 		s.srv.AddReceivingMiddleware(s.waitReady(o.Ready))
+		s.fastCall = s.waitReady(o.Ready)(s.fastCall)
 	}
 	if o.Observer != nil {
 		// Added last: the outermost middleware.
 		s.srv.AddReceivingMiddleware(observe(o.Observer))
+		s.fastCall = observe(o.Observer)(s.fastCall)
 	}
 	cat := s.resync()
 	close(s.synced)
@@ -488,6 +504,7 @@ func complete(ctx context.Context, b Backend, r *mcp.CompleteRequest) (*mcp.Comp
 }
 
 func (s *Server) syncTools(tools []Tool) {
+	changed := false // s.tools changed: toolByName is built again
 	want := map[string]bool{}
 	taken := map[string]string{} // offered name → the Backend's
 	for _, t := range tools {
@@ -506,6 +523,7 @@ func (s *Server) syncTools(tools []Tool) {
 		if s.tools[t.Name].key == key {
 			continue
 		}
+		changed = true
 		mt, err := s.sdkTool(t, name)
 		if err == nil {
 			if old, ok := s.tools[t.Name]; ok && old.name != name {
@@ -543,6 +561,12 @@ func (s *Server) syncTools(tools []Tool) {
 	}
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
+	}
+	if s.toolByName == nil || len(s.toolByName) != len(s.tools) || changed {
+		s.toolByName = make(map[string]string, len(s.tools))
+		for n, o := range s.tools {
+			s.toolByName[o.name] = n
+		}
 	}
 }
 
@@ -889,7 +913,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 	if s.stdio != nil {
 		t = s.stdio(in, out)
 	}
-	err := s.srv.Run(ctx, t)
+	var err error
+	if s.noFast {
+		err = s.srv.Run(ctx, t)
+	} else {
+		err = s.serveStdio(ctx, t)
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

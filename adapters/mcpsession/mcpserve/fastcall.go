@@ -1,0 +1,447 @@
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serve's own tools/call at its stdio connection.
+//
+// The go-sdk server decodes every request twice before a tool handler
+// runs (its _meta, then its params, each with a fresh decoder and its
+// 32 KiB buffer) and queues it through its dispatcher. fastConn wraps the
+// stdio connection ServeStdio serves and takes, as it reads them, the
+// tools/call requests for which it can show that the SDK server would do
+// nothing but what it does itself; it hands every other message to the SDK
+// unchanged. A request it takes runs the same code the SDK would run:
+// the Server's receiving middleware (Options.Observer, Options.Ready), the
+// tool's handler (toolHandler) with a *mcp.CallToolRequest whose Session
+// is the connection's real *mcp.ServerSession, and the SDK's own
+// post-processing of a tool result; its answer is the result encoded as
+// the SDK encodes one, written by the same connection (jsonrpcwire).
+//
+// A tools/call is taken only when all of these hold (else the SDK has it):
+//   - the session is known and initialized by a client of an era before
+//     2026-07-28 (so the SDK neither validates a per-request _meta nor sets
+//     a resultType, and toolHandler takes its legacy path: no parked
+//     rounds, no hand-on; a legacy client's rounds run on the session);
+//   - the request has an id that neither the SDK (a call handed to it and
+//     not yet answered) nor the fast path has in flight;
+//   - its params are valid UTF-8 and valid JSON, an object whose members
+//     are "name" (a string without escapes) and at most "arguments" (an
+//     object), each once, nested well below the SDK's depth limit: no
+//     _meta (so no progress token, trace context or requestState);
+//   - the name is offered now (so Options.Ready would not wait, and the
+//     SDK would find the tool);
+//   - the connection is not closing, and neither its reads nor its writes
+//     have failed (the SDK would refuse the call).
+//
+// The rules the SDK applies to a call it dispatches are applied to a
+// taken one: it runs on its own goroutine at once (the SDK runs every
+// call on its own goroutine, unbounded), under a context that a
+// notifications/cancelled naming its id cancels (the notification is
+// also handed to the SDK, as before), as does a failed read; its
+// answer is not written once the connection is closing or broken; and the
+// connection's Close waits for it, as the SDK's Close waits for its own.
+type fastConn struct {
+	mcp.Connection
+	s    *Server
+	base context.Context // the calls' parent: ServeStdio's ctx, never cancelled
+
+	ss      atomic.Pointer[mcp.ServerSession]
+	closing atomic.Bool // ServeStdio is closing the session, or Close ran
+	broken  atomic.Bool // a read or a write failed
+
+	mu   sync.Mutex
+	sdk  map[jsonrpc.ID]struct{}                // calls handed to the SDK, not yet answered
+	fast map[jsonrpc.ID]context.CancelCauseFunc // calls taken, not yet answered
+	wg   sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// fastTransport is a transport whose connection is a fastConn.
+type fastTransport struct {
+	t    mcp.Transport
+	s    *Server
+	base context.Context
+	conn *fastConn // set by Connect
+}
+
+func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = &fastConn{Connection: c, s: t.s, base: t.base,
+		sdk: map[jsonrpc.ID]struct{}{}, fast: map[jsonrpc.ID]context.CancelCauseFunc{}}
+	return t.conn, nil
+}
+
+// Read returns the next message that is not a tools/call taken by the
+// fast path.
+func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			// As the SDK does with its own calls: with the reader gone no
+			// cancel can arrive and no answer can be written.
+			c.broken.Store(true)
+			c.cancelAll(err)
+			return nil, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			return msg, nil
+		}
+		if !req.IsCall() {
+			if req.Method == "notifications/cancelled" {
+				c.cancelled(req.Params)
+			}
+			return msg, nil
+		}
+		if c.takes(req) {
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// takes reports whether req was taken by the fast path (dispatched, or
+// refused as a duplicate of a call it runs); otherwise it is recorded as
+// the SDK's.
+func (c *fastConn) takes(req *jsonrpc.Request) bool {
+	c.mu.Lock()
+	if _, dup := c.fast[req.ID]; dup {
+		// The SDK drops a call whose id one of its calls holds: it
+		// answers it with a null id, which makes the answer a
+		// notification's, never written.
+		c.mu.Unlock()
+		return true
+	}
+	_, sdkHas := c.sdk[req.ID]
+	var ss *mcp.ServerSession
+	name, args, offered := "", json.RawMessage(nil), false
+	if !sdkHas && req.Method == "tools/call" && !c.closing.Load() && !c.broken.Load() {
+		ss = c.ss.Load()
+		if ss != nil && legacyInitialized(ss) {
+			var ok bool
+			if name, args, ok = parseCall(req.Params); ok {
+				_, offered = c.s.toolBackend(name)
+			}
+		}
+	}
+	if !offered {
+		c.sdk[req.ID] = struct{}{}
+		c.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancelCause(c.base)
+	c.fast[req.ID] = cancel
+	c.s.fastTaken.Add(1)
+	c.wg.Add(1)
+	c.mu.Unlock()
+	var extra *mcp.RequestExtra
+	if x, ok := req.Extra.(*mcp.RequestExtra); ok {
+		extra = x
+	}
+	r := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
+	go c.serve(ctx, cancel, req.ID, r)
+	return true
+}
+
+// legacyInitialized reports whether ss was initialized by a client of an
+// era before 2026-07-28.
+func legacyInitialized(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.ProtocolVersion < mrtrVersion
+}
+
+// serve runs the call r taken with id and writes its answer.
+func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id jsonrpc.ID, r *mcp.CallToolRequest) {
+	defer c.wg.Done()
+	var res mcp.Result
+	var err error
+	if ctx.Err() != nil {
+		// The SDK answers a call cancelled before its handler started
+		// with the cause, without running it.
+		err = context.Cause(ctx)
+	} else {
+		res, err = c.s.fastCall(ctx, "tools/call", r)
+	}
+	if res != nil && err != nil {
+		res = nil
+	}
+	var raw json.RawMessage
+	if res != nil {
+		raw, err = marshalResult(res)
+		if err != nil {
+			c.s.log.Error("mcpserve: a tool result could not be encoded")
+		}
+	} else if err == nil {
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpserve: a nil result"}
+	}
+	c.mu.Lock()
+	delete(c.fast, id)
+	c.mu.Unlock()
+	if raw != nil || res == nil {
+		c.write(ctx, &jsonrpc.Response{ID: id, Result: raw, Error: err})
+	}
+	cancel(nil)
+}
+
+// write writes an answer unless the connection is closing or broken (the
+// SDK writes nothing then).
+func (c *fastConn) write(ctx context.Context, m jsonrpc.Message) {
+	if c.closing.Load() || c.broken.Load() {
+		return
+	}
+	if err := c.Connection.Write(context.WithoutCancel(ctx), m); err != nil {
+		c.broken.Store(true)
+		c.cancelAll(err)
+	}
+}
+
+// Write writes m; an answer of a call the SDK has ends it.
+func (c *fastConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
+		c.mu.Lock()
+		delete(c.sdk, r.ID)
+		c.mu.Unlock()
+	}
+	err := c.Connection.Write(ctx, m)
+	if err != nil && ctx.Err() == nil {
+		c.broken.Store(true)
+		c.cancelAll(err)
+	}
+	return err
+}
+
+// cancelled cancels the fast-path call that a notifications/cancelled
+// names, decoded as the SDK decodes it.
+func (c *fastConn) cancelled(params json.RawMessage) {
+	var p mcp.CancelledParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.fast[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// cancelAll cancels every fast-path call with cause.
+func (c *fastConn) cancelAll(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cancel := range c.fast {
+		cancel(cause)
+	}
+}
+
+// Close waits for the fast-path calls (the SDK's Close waits for its
+// own), then closes the connection. Idempotent.
+func (c *fastConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closing.Store(true)
+		c.wg.Wait()
+		c.closeErr = c.Connection.Close()
+	})
+	return c.closeErr
+}
+
+// SessionID is the wrapped connection's.
+func (c *fastConn) SessionID() string { return c.Connection.SessionID() }
+
+// marshalResult encodes res as the SDK encodes a result: encoding/json
+// without HTML escaping, no trailing newline.
+func marshalResult(res mcp.Result) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// fastCallBase is what the SDK server does with a tools/call of a legacy
+// session once its middleware passed it on (its own multi round-trip
+// middleware passes a legacy session's call through unless the result
+// holds input requests, which toolHandler's legacy path never returns):
+// it looks the tool up by the name offered (as Server.callTool does, an
+// unknown name is the SDK's error), runs its handler, and gives a result
+// without content an empty content list.
+func (s *Server) fastCallBase(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	r := req.(*mcp.CallToolRequest)
+	backend, ok := s.toolBackend(r.Params.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", r.Params.Name)}
+	}
+	res, err := s.toolHandler(backend)(ctx, r)
+	if err == nil && res != nil {
+		if res.InputRequests != nil && len(res.Content) > 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+		}
+		if res.Content == nil {
+			res2 := *res
+			res2.Content = []mcp.Content{}
+			res = &res2
+		}
+	}
+	if res == nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// toolBackend returns the Backend's name of the tool offered as name.
+func (s *Server) toolBackend(name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.toolByName[name]
+	return b, ok
+}
+
+// maxFastNesting bounds the '{' and '[' bytes of a call's params the fast
+// path takes: far below the SDK decoder's depth limit (1,000).
+const maxFastNesting = 256
+
+// parseCall returns the name and arguments of params when they are a
+// JSON object of "name" (a string without escapes) and at most
+// "arguments" (an object), each once; ok is false for anything else.
+func parseCall(params []byte) (name string, args json.RawMessage, ok bool) {
+	if len(params) == 0 || bytes.Count(params, []byte("{"))+bytes.Count(params, []byte("[")) > maxFastNesting ||
+		!utf8.Valid(params) || !json.Valid(params) {
+		return "", nil, false
+	}
+	p := skipWS(params, 0)
+	if params[p] != '{' {
+		return "", nil, false
+	}
+	p = skipWS(params, p+1)
+	var haveName, haveArgs bool
+	for {
+		if p >= len(params) || params[p] != '"' {
+			return "", nil, false
+		}
+		end := bytes.IndexByte(params[p+1:], '"')
+		key := params[p+1 : p+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return "", nil, false
+		}
+		p = skipWS(params, p+2+end)
+		p = skipWS(params, p+1) // the ':'
+		switch string(key) {
+		case "name":
+			if haveName || params[p] != '"' {
+				return "", nil, false
+			}
+			e := bytes.IndexByte(params[p+1:], '"')
+			v := params[p+1 : p+1+e]
+			if bytes.IndexByte(v, '\\') >= 0 {
+				return "", nil, false
+			}
+			name, haveName = string(v), true
+			p += e + 2
+		case "arguments":
+			if haveArgs || params[p] != '{' {
+				return "", nil, false
+			}
+			e := skipObject(params, p)
+			args, haveArgs = json.RawMessage(params[p:e]), true
+			p = e
+		default:
+			return "", nil, false
+		}
+		p = skipWS(params, p)
+		if params[p] == '}' {
+			break
+		}
+		p = skipWS(params, p+1) // the ','
+	}
+	if !haveName {
+		return "", nil, false
+	}
+	return name, args, true
+}
+
+// skipWS returns the index of the first byte at or after p that is not
+// JSON whitespace.
+func skipWS(b []byte, p int) int {
+	for p < len(b) && (b[p] == ' ' || b[p] == '\t' || b[p] == '\n' || b[p] == '\r') {
+		p++
+	}
+	return p
+}
+
+// skipObject returns the index just past the valid JSON object or array
+// that starts at p.
+func skipObject(b []byte, p int) int {
+	depth := 0
+	for ; p < len(b); p++ {
+		switch b[p] {
+		case '"':
+			for p++; b[p] != '"'; p++ {
+				if b[p] == '\\' {
+					p++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return p + 1
+			}
+		}
+	}
+	return p
+}
+
+// serveStdio serves one client over t with the fast path, as
+// mcp.Server.Run does without it.
+func (s *Server) serveStdio(ctx context.Context, t mcp.Transport) error {
+	ft := &fastTransport{t: t, s: s, base: context.WithoutCancel(ctx)}
+	s.log.Info("server run start")
+	ss, err := s.srv.Connect(ctx, ft, nil)
+	if err != nil {
+		s.log.Error("server connect failed", "error", err)
+		return err
+	}
+	ft.conn.ss.Store(ss)
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ft.conn.closing.Store(true)
+		_ = ss.Close()
+		<-closed
+		s.log.Error("server run cancelled", "error", ctx.Err())
+		return ctx.Err()
+	case err := <-closed:
+		if err != nil {
+			s.log.Error("server session ended with error", "error", err)
+		} else {
+			s.log.Info("server session ended")
+		}
+		return err
+	}
+}
+
+var _ mcp.Connection = (*fastConn)(nil)

@@ -60,10 +60,16 @@ type fastConn struct {
 	closing atomic.Bool // ServeStdio is closing the session, or Close ran
 	broken  atomic.Bool // a read or a write failed
 
-	mu   sync.Mutex
-	sdk  map[jsonrpc.ID]struct{}                // calls handed to the SDK, not yet answered
+	mu sync.Mutex
+	// sdk holds the calls handed to the SDK, not yet answered, each with
+	// the _meta of a tools/call of the fast path's shape ("" none).
+	sdk  map[jsonrpc.ID]string
 	fast map[jsonrpc.ID]context.CancelCauseFunc // calls taken, not yet answered
-	wg   sync.WaitGroup
+	// valid holds the _meta values of tools/calls the SDK answered with a
+	// result, so accepted (its check of a request's _meta depends on
+	// the _meta's bytes alone), at most maxValidMetas.
+	valid map[string]bool
+	wg    sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -83,7 +89,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.conn = &fastConn{Connection: c, s: t.s, base: t.base,
-		sdk: map[jsonrpc.ID]struct{}{}, fast: map[jsonrpc.ID]context.CancelCauseFunc{}}
+		sdk: map[jsonrpc.ID]string{}, fast: map[jsonrpc.ID]context.CancelCauseFunc{}, valid: map[string]bool{}}
 	return t.conn, nil
 }
 
@@ -117,57 +123,103 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // takes reports whether req was taken by the fast path (dispatched, or
-// refused as a duplicate of a call it runs); otherwise it is recorded as
-// the SDK's.
+// dropped as a reuse of the id of a call it runs); otherwise it is
+// recorded as the SDK's.
 func (c *fastConn) takes(req *jsonrpc.Request) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if _, dup := c.fast[req.ID]; dup {
 		// The SDK drops a call whose id one of its calls holds: it
 		// answers it with a null id, which makes the answer a
 		// notification's, never written.
-		c.mu.Unlock()
 		return true
 	}
-	_, sdkHas := c.sdk[req.ID]
-	var ss *mcp.ServerSession
-	name, args, offered := "", json.RawMessage(nil), false
-	if !sdkHas && req.Method == "tools/call" && !c.closing.Load() && !c.broken.Load() {
-		ss = c.ss.Load()
-		if ss != nil && legacyInitialized(ss) {
-			var ok bool
-			if name, args, ok = parseCall(req.Params); ok {
-				_, offered = c.s.toolBackend(name)
-			}
+	if _, sdkHas := c.sdk[req.ID]; sdkHas {
+		return false // the SDK drops it, its first call keeps the id
+	}
+	var (
+		ss               *mcp.ServerSession
+		name             string
+		args, metaBytes  json.RawMessage
+		meta             mcp.Meta
+		parsed, offered  bool
+		modern, eraKnown bool
+	)
+	if req.Method == "tools/call" {
+		name, args, metaBytes, parsed = parseCall(req.Params)
+	}
+	if parsed && !c.closing.Load() && !c.broken.Load() {
+		if ss = c.ss.Load(); ss != nil {
+			modern, eraKnown = sessionEra(ss)
+		}
+		switch {
+		case !eraKnown:
+		case !modern:
+			// A legacy request: no _meta at all.
+			offered = metaBytes == nil
+		case metaBytes != nil && c.valid[string(metaBytes)]:
+			// A modern request whose _meta, byte for byte, the SDK
+			// already accepted on this connection.
+			meta, offered = modernMeta(metaBytes)
+		}
+		if offered {
+			_, offered = c.s.toolBackend(name)
 		}
 	}
 	if !offered {
-		c.sdk[req.ID] = struct{}{}
-		c.mu.Unlock()
+		v := ""
+		if parsed && metaBytes != nil {
+			v = string(metaBytes)
+		}
+		c.sdk[req.ID] = v
 		return false
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
 	c.fast[req.ID] = cancel
 	c.s.fastTaken.Add(1)
 	c.wg.Add(1)
-	c.mu.Unlock()
 	var extra *mcp.RequestExtra
 	if x, ok := req.Extra.(*mcp.RequestExtra); ok {
 		extra = x
 	}
-	r := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
-	go c.serve(ctx, cancel, req.ID, r)
+	r := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Meta: meta, Name: name, Arguments: args}, Extra: extra}
+	go c.serve(ctx, cancel, req.ID, r, modern)
 	return true
 }
 
-// legacyInitialized reports whether ss was initialized by a client of an
-// era before 2026-07-28.
-func legacyInitialized(ss *mcp.ServerSession) bool {
+// sessionEra reports whether ss was initialized (known) and whether by a
+// client of 2026-07-28 or later (modern): by an initialize, or by the
+// _meta of the first request of a modern client.
+func sessionEra(ss *mcp.ServerSession) (modern, known bool) {
 	ip := ss.InitializeParams()
-	return ip != nil && ip.ProtocolVersion < mrtrVersion
+	if ip == nil {
+		return false, false
+	}
+	return ip.ProtocolVersion >= mrtrVersion, true
+}
+
+// maxValidMetas bounds the _meta values a connection remembers as
+// accepted by the SDK.
+const maxValidMetas = 16
+
+// modernMeta decodes b, a _meta the SDK accepted, as the SDK decodes it
+// (no escapes, so every string is its bytes); ok is false when it does
+// not select the 2026-07-28 protocol or carries a progress token (left
+// to the SDK).
+func modernMeta(b json.RawMessage) (mcp.Meta, bool) {
+	var m mcp.Meta
+	if json.Unmarshal(b, &m) != nil {
+		return nil, false
+	}
+	v, _ := m["io.modelcontextprotocol/protocolVersion"].(string)
+	if _, tok := m["progressToken"]; tok || v < mrtrVersion {
+		return nil, false
+	}
+	return m, true
 }
 
 // serve runs the call r taken with id and writes its answer.
-func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id jsonrpc.ID, r *mcp.CallToolRequest) {
+func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id jsonrpc.ID, r *mcp.CallToolRequest, modern bool) {
 	defer c.wg.Done()
 	var res mcp.Result
 	var err error
@@ -183,7 +235,11 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 	}
 	var raw json.RawMessage
 	if res != nil {
-		raw, err = marshalResult(res)
+		if modern {
+			raw, err = c.s.marshalModern(res)
+		} else {
+			raw, err = marshalResult(res)
+		}
 		if err != nil {
 			c.s.log.Error("mcpserve: a tool result could not be encoded")
 		}
@@ -215,7 +271,12 @@ func (c *fastConn) write(ctx context.Context, m jsonrpc.Message) {
 func (c *fastConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
 		c.mu.Lock()
-		delete(c.sdk, r.ID)
+		if meta, ok := c.sdk[r.ID]; ok {
+			delete(c.sdk, r.ID)
+			if meta != "" && r.Error == nil && len(c.valid) < maxValidMetas {
+				c.valid[meta] = true
+			}
+		}
 		c.mu.Unlock()
 	}
 	err := c.Connection.Write(ctx, m)
@@ -298,7 +359,7 @@ func (s *Server) fastCallBase(ctx context.Context, _ string, req mcp.Request) (m
 		if res.InputRequests != nil && len(res.Content) > 0 {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
 		}
-		if res.Content == nil {
+		if res.Content == nil && (!modernSession(r.Session) || res.InputRequests == nil) {
 			res2 := *res
 			res2.Content = []mcp.Content{}
 			res = &res2
@@ -308,6 +369,57 @@ func (s *Server) fastCallBase(ctx context.Context, _ string, req mcp.Request) (m
 		return nil, err
 	}
 	return res, err
+}
+
+// modernSession reports whether ss is of 2026-07-28 or later, as the
+// SDK's multi round-trip rules see it.
+func modernSession(ss *mcp.ServerSession) bool {
+	m, _ := sessionEra(ss)
+	return m
+}
+
+// serverInfoMeta is the _meta key of the server's implementation in a
+// 2026-07-28 result.
+const serverInfoMeta = "io.modelcontextprotocol/serverInfo"
+
+// marshalModern encodes res as the SDK encodes the result of a
+// 2026-07-28 tools/call: resultType "input_required" when it holds input
+// requests, else "complete" (CallToolResult's wire layout puts it after
+// the result's own members, before inputRequests), and the server's
+// implementation in its _meta unless there already.
+func (s *Server) marshalModern(res mcp.Result) (json.RawMessage, error) {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok {
+		return nil, fmt.Errorf("mcpserve: not a tool result")
+	}
+	out := *r
+	if _, ok := out.Meta[serverInfoMeta]; !ok {
+		m := make(mcp.Meta, len(out.Meta)+1)
+		for k, v := range out.Meta {
+			m[k] = v
+		}
+		m[serverInfoMeta] = s.impl
+		out.Meta = m
+	}
+	b, err := marshalResult(&out)
+	if err != nil {
+		return nil, err
+	}
+	tail := []byte("}")
+	rt := `,"resultType":"complete"`
+	if out.InputRequests != nil {
+		ir, err := json.Marshal(out.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		tail = append(append([]byte(`,"inputRequests":`), ir...), '}')
+		rt = `,"resultType":"input_required"`
+	}
+	if !bytes.HasSuffix(b, tail) || len(b) < len(tail)+2 {
+		return nil, fmt.Errorf("mcpserve: an unexpected result encoding")
+	}
+	head := b[:len(b)-len(tail)]
+	return append(append(head[:len(head):len(head)], rt...), tail...), nil
 }
 
 // toolBackend returns the Backend's name of the tool offered as name.
@@ -322,52 +434,63 @@ func (s *Server) toolBackend(name string) (string, bool) {
 // path takes: far below the SDK decoder's depth limit (1,000).
 const maxFastNesting = 256
 
-// parseCall returns the name and arguments of params when they are a
-// JSON object of "name" (a string without escapes) and at most
-// "arguments" (an object), each once; ok is false for anything else.
-func parseCall(params []byte) (name string, args json.RawMessage, ok bool) {
+// parseCall returns the name, arguments and _meta of params when they
+// are a JSON object of "name" (a string without escapes), at most
+// "arguments" (an object) and at most "_meta" (an object without
+// escapes), each once; ok is false for anything else.
+func parseCall(params []byte) (name string, args, meta json.RawMessage, ok bool) {
 	if len(params) == 0 || bytes.Count(params, []byte("{"))+bytes.Count(params, []byte("[")) > maxFastNesting ||
 		!utf8.Valid(params) || !json.Valid(params) {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	p := skipWS(params, 0)
 	if params[p] != '{' {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	p = skipWS(params, p+1)
-	var haveName, haveArgs bool
+	var haveName, haveArgs, haveMeta bool
 	for {
 		if p >= len(params) || params[p] != '"' {
-			return "", nil, false
+			return "", nil, nil, false
 		}
 		end := bytes.IndexByte(params[p+1:], '"')
 		key := params[p+1 : p+1+end]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return "", nil, false
+			return "", nil, nil, false
 		}
 		p = skipWS(params, p+2+end)
 		p = skipWS(params, p+1) // the ':'
 		switch string(key) {
 		case "name":
 			if haveName || params[p] != '"' {
-				return "", nil, false
+				return "", nil, nil, false
 			}
 			e := bytes.IndexByte(params[p+1:], '"')
 			v := params[p+1 : p+1+e]
 			if bytes.IndexByte(v, '\\') >= 0 {
-				return "", nil, false
+				return "", nil, nil, false
 			}
 			name, haveName = string(v), true
 			p += e + 2
 		case "arguments":
 			if haveArgs || params[p] != '{' {
-				return "", nil, false
+				return "", nil, nil, false
 			}
 			e := skipObject(params, p)
 			args, haveArgs = json.RawMessage(params[p:e]), true
 			p = e
+		case "_meta":
+			if haveMeta || params[p] != '{' {
+				return "", nil, nil, false
+			}
+			e := skipObject(params, p)
+			meta, haveMeta = json.RawMessage(params[p:e]), true
+			if bytes.IndexByte(meta, '\\') >= 0 {
+				return "", nil, nil, false
+			}
+			p = e
 		default:
-			return "", nil, false
+			return "", nil, nil, false
 		}
 		p = skipWS(params, p)
 		if params[p] == '}' {
@@ -376,9 +499,9 @@ func parseCall(params []byte) (name string, args json.RawMessage, ok bool) {
 		p = skipWS(params, p+1) // the ','
 	}
 	if !haveName {
-		return "", nil, false
+		return "", nil, nil, false
 	}
-	return name, args, true
+	return name, args, meta, true
 }
 
 // skipWS returns the index of the first byte at or after p that is not

@@ -118,10 +118,26 @@ func genSteps(r *rand.Rand, n int) []step {
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":7}`,
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`,
 		`"extra":1`, `"name":"echo"`, `"requestState":"x"`, `"Name":"fail"`}
+	// A modern client's _meta on each request: mostly one of a few it
+	// repeats (as a client does), some the SDK refuses.
+	modernMetas := []string{
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`,
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`,
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":7}`,
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"pt"}`,
+	}
+	modern := r.Intn(3) == 0 // the session's requests carry the modern _meta
 	call := func(name string) string {
 		if r.Intn(2) == 0 {
 			// A plain call, as most clients send one.
-			return `,"params":{"name":` + names[r.Intn(9)] + `,"arguments":` + argss[1+r.Intn(3)] + `}`
+			m := ``
+			if modern {
+				m = `,` + modernMetas[min(r.Intn(len(modernMetas)+4), r.Intn(3))]
+			}
+			return `,"params":{"name":` + names[r.Intn(9)] + `,"arguments":` + argss[1+r.Intn(3)] + m + `}`
 		}
 		var members []string
 		if name != "" {
@@ -145,10 +161,19 @@ func genSteps(r *rand.Rand, n int) []step {
 		return `,"params":{` + strings.Join(members, ",") + `}`
 	}
 	initialized := r.Intn(5) != 0
-	if initialized {
+	if modern && r.Intn(2) == 0 {
+		// A stateless client: its first request's _meta is the session's.
+		initialized = true
 		i := nextID()
+		steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"tools/call","params":{"name":"echo",` + modernMetas[r.Intn(2)] + `}}`, await: i})
+	} else if initialized {
+		i := nextID()
+		v := versions[r.Intn(len(versions))]
+		if modern {
+			v = "2026-07-28"
+		}
 		steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"initialize","params":{"protocolVersion":"` +
-			versions[r.Intn(len(versions))] + `","capabilities":` + caps[r.Intn(len(caps))] + `,"clientInfo":{"name":"c","version":"1"}}}`, await: i})
+			v + `","capabilities":` + caps[r.Intn(len(caps))] + `,"clientInfo":{"name":"c","version":"1"}}}`, await: i})
 		if r.Intn(6) != 0 {
 			steps = append(steps, step{line: `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`})
 		}
@@ -255,6 +280,7 @@ func transcript(t testing.TB, steps []step, fast bool) ([]string, int64) {
 		return string(*m.ID), true
 	}
 	var out []string
+	lastState := ""
 	readUntil := func(want string) {
 		var seg []string
 		timeout := time.After(5 * time.Second)
@@ -268,7 +294,11 @@ func transcript(t testing.TB, steps []step, fast bool) ([]string, int64) {
 					_, _ = io.WriteString(inW, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"a":"b"}}}`+"\n")
 				}
 				// A sealed requestState holds a time and a random nonce:
-				// it differs from run to run whatever serves the call.
+				// it differs from run to run whatever serves the call. A
+				// step may send the last one back ({{state}}).
+				if m := sealedStateRe.FindString(l); m != "" {
+					lastState = strings.TrimSuffix(strings.TrimPrefix(m, `"requestState":"`), `"`)
+				}
 				l = sealedStateRe.ReplaceAllString(l, `"requestState":"<sealed>"`)
 				if !ok {
 					seg = append(seg, "<eof>")
@@ -291,6 +321,7 @@ func transcript(t testing.TB, steps []step, fast bool) ([]string, int64) {
 		}
 	}
 	write := func(l string) bool {
+		l = strings.ReplaceAll(l, "{{state}}", lastState)
 		_, err := io.WriteString(inW, l+"\n")
 		return err == nil
 	}
@@ -382,25 +413,30 @@ func TestParseCall(t *testing.T) {
 	for _, tc := range []struct {
 		params, name, args string
 		ok                 bool
+		meta               string
 	}{
-		{`{"name":"echo"}`, "echo", "", true},
-		{` { "arguments" : { "a" : [1,{"}":"{"}] } , "name" : "café" } `, "café", `{ "a" : [1,{"}":"{"}] }`, true},
-		{`{"name":"e\u0063ho"}`, "", "", false},
-		{`{"name":"echo","name":"echo"}`, "", "", false},
-		{`{"name":"echo","arguments":{},"arguments":{}}`, "", "", false},
-		{`{"name":"echo","_meta":{}}`, "", "", false},
-		{`{"name":"echo","arguments":[]}`, "", "", false},
-		{`{"name":"echo","arguments":null}`, "", "", false},
-		{`{"arguments":{}}`, "", "", false},
-		{`{"na\u006de":"echo"}`, "", "", false},
-		{`{"name":"echo"`, "", "", false},
-		{`{"name":"` + "\xff" + `"}`, "", "", false},
-		{`{"name":"echo","arguments":` + strings.Repeat(`[`, 300) + strings.Repeat(`]`, 300) + `}`, "", "", false},
-		{`[]`, "", "", false},
-		{``, "", "", false},
+		{`{"name":"echo"}`, "echo", "", true, ""},
+		{` { "arguments" : { "a" : [1,{"}":"{"}] } , "name" : "café" } `, "café", `{ "a" : [1,{"}":"{"}] }`, true, ""},
+		{`{"_meta":{"a":{"b":[]}},"name":"echo"}`, "echo", "", true, `{"a":{"b":[]}}`},
+		{`{"_meta":{"a":"\u0065"},"name":"echo"}`, "", "", false, ""},
+		{`{"_meta":{},"_meta":{},"name":"echo"}`, "", "", false, ""},
+		{`{"_meta":[],"name":"echo"}`, "", "", false, ""},
+		{`{"name":"e\u0063ho"}`, "", "", false, ""},
+		{`{"name":"echo","name":"echo"}`, "", "", false, ""},
+		{`{"name":"echo","arguments":{},"arguments":{}}`, "", "", false, ""},
+		{`{"name":"echo","arguments":[]}`, "", "", false, ""},
+		{`{"name":"echo","arguments":null}`, "", "", false, ""},
+		{`{"arguments":{}}`, "", "", false, ""},
+		{`{"na\u006de":"echo"}`, "", "", false, ""},
+		{`{"name":"echo"`, "", "", false, ""},
+		{`{"name":"` + "\xff" + `"}`, "", "", false, ""},
+		{`{"name":"echo","arguments":` + strings.Repeat(`[`, 300) + strings.Repeat(`]`, 300) + `}`, "", "", false, ""},
+		{`[]`, "", "", false, ""},
+		{``, "", "", false, ""},
 	} {
-		name, args, ok := parseCall([]byte(tc.params))
+		name, args, meta, ok := parseCall([]byte(tc.params))
 		assert.Equal(t, tc.ok, ok, tc.params)
+		assert.Equal(t, tc.meta, string(meta), tc.params)
 		assert.Equal(t, tc.name, name, tc.params)
 		assert.Equal(t, tc.args, string(args), tc.params)
 	}
@@ -435,4 +471,94 @@ func TestFastCallTakesLegacyCalls(t *testing.T) {
 	assert.Contains(t, all, `{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"unknown tool \"nope\""}}`)
 	assert.Equal(t, 1, strings.Count(all, `"id":4,`), "the reused id is not answered")
 	assert.Contains(t, all, `observed "tools/call" "echo" "" err=<nil> toolError=false version=""`)
+}
+
+// TestFastCallTakesModernCalls: a 2026-07-28 client's calls whose _meta
+// the SDK accepted before on the connection are the fast path's: a plain
+// call, a call whose server asks (handed to an eliciting client in an
+// input-required result, whose retry with the answer, a requestState
+// call, is the SDK's and resumes it), a call cancelled, a client that does
+// not elicit (its server's question refused); a _meta the SDK refused
+// stays the SDK's.
+func TestFastCallTakesModernCalls(t *testing.T) {
+	const (
+		meta   = `"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`
+		plain  = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		refuse = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":7}`
+	)
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		taken int64
+		shows string
+	}{
+		{"stateless, eliciting", []step{
+			{line: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",` + meta + `}}`, await: "1"},
+			{line: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"struct","arguments":{"a":1},` + meta + `}}`, await: "2"},
+			{line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta + `}}`, await: "3"},
+			{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask","arguments":{},"requestState":"{{state}}","inputResponses":{"elicitation":{"action":"accept","content":{"a":"b"}}},` + meta + `}}`, await: "4"},
+			{line: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta + `}}`, await: "8"},
+			{line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow",` + meta + `}}`},
+			{line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`, await: "5"},
+			{line: `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"img",` + refuse + `}}`, await: "6"},
+			{line: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"img",` + refuse + `}}`, await: "7"},
+		}, 4, `"resultType":"input_required"`}, // 2, 3, 8 and 5; 1 taught the connection its _meta
+		{"initialized, not eliciting", []step{
+			{line: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, await: "1"},
+			{line: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo",` + plain + `}}`, await: "2"},
+			{line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trunc",` + plain + `}}`, await: "3"},
+			{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask","arguments":{},` + plain + `}}`, await: "4"},
+			{line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{},"requestState":"{{state}}","inputResponses":{"q":{"action":"decline"}},` + plain + `}}`, await: "5"},
+		}, 2, `(input_unavailable)`}, // 3 and 4; 2 taught the connection its _meta
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, taken := transcript(t, tc.steps, true)
+			want, _ := transcript(t, tc.steps, false)
+			require.Equal(t, want, got)
+			assert.Equal(t, tc.taken, taken)
+			all := strings.Join(got, "\n")
+			assert.Contains(t, all, `"resultType":"complete"`)
+			assert.Contains(t, all, tc.shows)
+			assert.Contains(t, all, `"io.modelcontextprotocol/serverInfo":{"name":"mcpward","version":"dev"}`)
+			assert.NotContains(t, all, "<timeout")
+		})
+	}
+}
+
+// FuzzFastCallMeta: whatever _meta a client sends twice (the SDK checks
+// the first, the fast path may take the second), the answers are the
+// SDK's, in a stateless session or after an initialize of either era.
+func FuzzFastCallMeta(f *testing.F) {
+	for _, m := range []string{`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"t"}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"NAME":5}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"Elicitation":7}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-29","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":7}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":5,"x":[1e400]}`,
+		`{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{}`, `{"traceparent":"t"}`} {
+		f.Add(m, uint8(0))
+		f.Add(m, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, meta string, start uint8) {
+		if strings.ContainsAny(meta, "\n\r") {
+			return
+		}
+		var steps []step
+		switch start % 3 {
+		case 1:
+			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`, await: `"i"`})
+		case 2:
+			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, await: `"i"`})
+		}
+		for i := 1; i <= 3; i++ {
+			name := []string{"echo", "ask", "img"}[i-1]
+			steps = append(steps, step{line: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":%s}}`, i, name, meta), await: fmt.Sprint(i)})
+		}
+		want, _ := transcript(t, steps, false)
+		got, _ := transcript(t, steps, true)
+		require.Equal(t, want, got)
+	})
 }

@@ -186,9 +186,10 @@ type Options struct {
 // Server is one MCP server fronting a Backend. It is safe for concurrent
 // use; Close stops following the Backend.
 type Server struct {
-	b   Backend
-	srv *mcp.Server
-	log *slog.Logger
+	b    Backend
+	srv  *mcp.Server
+	impl *mcp.Implementation // the server's, as the SDK has it
+	log  *slog.Logger
 
 	text text // the rule for what the fronted servers wrote (sanitize.go)
 
@@ -262,7 +263,8 @@ func New(b Backend, opts *Options) *Server {
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
 		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
 		seal: newSealer(nil), stdio: o.StdioTransport}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+	s.impl = &mcp.Implementation{Name: o.Name, Version: o.Version}
+	s.srv = mcp.NewServer(s.impl, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
 		// Declared whatever the first catalog holds: servers connect in

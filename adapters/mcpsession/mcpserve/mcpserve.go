@@ -186,23 +186,19 @@ type Options struct {
 // Server is one MCP server fronting a Backend. It is safe for concurrent
 // use; Close stops following the Backend.
 type Server struct {
-	b    Backend
-	srv  *mcp.Server
-	impl *mcp.Implementation // the server's, as the SDK has it
-	log  *slog.Logger
+	b   Backend
+	srv *mcp.Server
+	log *slog.Logger
 
 	text text // the rule for what the fronted servers wrote (sanitize.go)
 
-	mu    sync.Mutex
-	tools map[string]offered // the Backend's name → what is registered
-	// toolByName is tools the other way round: the name offered → the
-	// Backend's (fastcall.go).
-	toolByName map[string]string
-	prompts    map[string]offered
-	resources  map[string]string // URI → the JSON registered
-	templates  map[string]string
-	skipped    int
-	synced     chan struct{} // closed after the first sync
+	mu        sync.Mutex
+	tools     map[string]offered // the Backend's name → what is registered
+	prompts   map[string]offered
+	resources map[string]string // URI → the JSON registered
+	templates map[string]string
+	skipped   int
+	synced    chan struct{} // closed after the first sync
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -222,7 +218,11 @@ type Server struct {
 	// (fastcall.go). noFast leaves every call to the SDK (tests).
 	fastCall  mcp.MethodHandler
 	noFast    bool
-	fastTaken atomic.Int64 // calls the fast path took
+	fastTaken atomic.Int64        // calls the fast path took
+	impl      *mcp.Implementation // the server's, as the SDK has it
+	// toolByName (under mu) is tools the other way round: the name
+	// offered → the Backend's.
+	toolByName map[string]string
 
 	// syncMu makes reading the Backend's catalog and registering it one
 	// step, so an older catalog never replaces a newer one.
@@ -909,7 +909,11 @@ func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
 
 // ServeStdio serves one client over in and out (newline-delimited
 // JSON-RPC) until the client closes in, or ctx ends. A client's cancel of
-// a call ends the call's ctx: the Backend ends the upstream call.
+// a call ends the call's ctx: the Backend ends the upstream call. A
+// tools/call the go-sdk server would handle exactly as the Server does
+// itself is answered without the SDK's decoding and dispatch (fastcall.go:
+// the same handler, middleware, rules and answer bytes); every other
+// message goes to the SDK.
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	var t mcp.Transport = &mcp.IOTransport{Reader: in, Writer: out}
 	if s.stdio != nil {

@@ -124,8 +124,28 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // takes reports whether req was taken by the fast path (dispatched, or
 // dropped as a reuse of the id of a call it runs); otherwise it is
-// recorded as the SDK's.
+// recorded as the SDK's. What needs the session's or the Server's lock is
+// looked up before c.mu is taken (the SDK may write, so take c.mu, while
+// the Server holds its own).
 func (c *fastConn) takes(req *jsonrpc.Request) bool {
+	var (
+		ss              *mcp.ServerSession
+		name            string
+		args, metaBytes json.RawMessage
+		parsed, named   bool
+		modern, known   bool
+	)
+	if req.Method == "tools/call" {
+		name, args, metaBytes, parsed = parseCall(req.Params)
+	}
+	if parsed && !c.closing.Load() && !c.broken.Load() {
+		if ss = c.ss.Load(); ss != nil {
+			modern, known = sessionEra(ss)
+		}
+		if known {
+			_, named = c.s.toolBackend(name)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, dup := c.fast[req.ID]; dup {
@@ -137,34 +157,17 @@ func (c *fastConn) takes(req *jsonrpc.Request) bool {
 	if _, sdkHas := c.sdk[req.ID]; sdkHas {
 		return false // the SDK drops it, its first call keeps the id
 	}
-	var (
-		ss               *mcp.ServerSession
-		name             string
-		args, metaBytes  json.RawMessage
-		meta             mcp.Meta
-		parsed, offered  bool
-		modern, eraKnown bool
-	)
-	if req.Method == "tools/call" {
-		name, args, metaBytes, parsed = parseCall(req.Params)
-	}
-	if parsed && !c.closing.Load() && !c.broken.Load() {
-		if ss = c.ss.Load(); ss != nil {
-			modern, eraKnown = sessionEra(ss)
-		}
-		switch {
-		case !eraKnown:
-		case !modern:
-			// A legacy request: no _meta at all.
-			offered = metaBytes == nil
-		case metaBytes != nil && c.valid[string(metaBytes)]:
-			// A modern request whose _meta, byte for byte, the SDK
-			// already accepted on this connection.
-			meta, offered = modernMeta(metaBytes)
-		}
-		if offered {
-			_, offered = c.s.toolBackend(name)
-		}
+	var meta mcp.Meta
+	offered := false
+	switch {
+	case !named:
+	case !modern:
+		// A legacy request: no _meta at all.
+		offered = metaBytes == nil
+	case metaBytes != nil && c.valid[string(metaBytes)]:
+		// A modern request whose _meta, byte for byte, the SDK already
+		// accepted on this connection.
+		meta, offered = modernMeta(metaBytes)
 	}
 	if !offered {
 		v := ""
@@ -288,14 +291,19 @@ func (c *fastConn) Write(ctx context.Context, m jsonrpc.Message) error {
 }
 
 // cancelled cancels the fast-path call that a notifications/cancelled
-// names, decoded as the SDK decodes it.
+// names, decoded as the SDK decodes it: its "requestId" member, the key
+// matched exactly, a number or a string.
 func (c *fastConn) cancelled(params json.RawMessage) {
-	var p mcp.CancelledParams
+	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	var v any
+	if raw, ok := p["requestId"]; !ok || json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil || !id.IsValid() {
 		return
 	}
 	c.mu.Lock()
@@ -356,7 +364,7 @@ func (s *Server) fastCallBase(ctx context.Context, _ string, req mcp.Request) (m
 	}
 	res, err := s.toolHandler(backend)(ctx, r)
 	if err == nil && res != nil {
-		if res.InputRequests != nil && len(res.Content) > 0 {
+		if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
 		}
 		if res.Content == nil && (!modernSession(r.Session) || res.InputRequests == nil) {

@@ -179,7 +179,7 @@ func genSteps(r *rand.Rand, n int) []step {
 		}
 	}
 	for len(steps) < n {
-		switch k := r.Intn(14); {
+		switch k := r.Intn(15); {
 		case k < 7:
 			i := nextID()
 			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"tools/call"` + call(names[r.Intn(len(names))]) + `}`, await: i})
@@ -206,6 +206,11 @@ func genSteps(r *rand.Rand, n int) []step {
 			steps = append(steps, step{line: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}}`})
 		case k == 12:
 			steps = append(steps, step{line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + nextID() + `}}`})
+		case k == 14 && len(slow) > 0:
+			// Not a cancel the SDK reads (its keys match exactly): the
+			// call runs on.
+			key := []string{`"RequestId"`, `"requestID"`, `"request_id"`}[r.Intn(3)]
+			steps = append(steps, step{line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + key + `:` + slow[r.Intn(len(slow))] + `}}`})
 		case k == 13 && !initialized:
 			i := nextID()
 			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, await: i})

@@ -29,7 +29,7 @@ import (
 
 // diffBackend is the Backend of the differential tests: tools whose
 // results show what the handler was given.
-func diffBackend() *fakeBackend {
+func diffBackend(running chan<- struct{}) *fakeBackend {
 	tools := []Tool{{Name: "echo", InputSchema: objSchema}, {Name: "slow", InputSchema: objSchema},
 		{Name: "fail", InputSchema: objSchema}, {Name: "struct", InputSchema: objSchema},
 		{Name: "prog", InputSchema: objSchema}, {Name: "trunc", InputSchema: objSchema},
@@ -41,6 +41,7 @@ func diffBackend() *fakeBackend {
 		block := json.RawMessage(`[{"type":"text","text":` + string(text) + `}]`)
 		switch name {
 		case "slow":
+			running <- struct{}{}
 			if p := ports.ProgressFunc(ctx); p != nil {
 				p(ports.Progress{Progress: 1, Total: 2, Message: "half"})
 			}
@@ -90,6 +91,9 @@ type step struct {
 	// progress, when set, ends the segment at a progress notification of
 	// this token (as JSON).
 	progress string
+	// slow: the segment does not end before the call's handler runs (a
+	// cancel sent before it would race the dispatch, whoever dispatches).
+	slow bool
 }
 
 // genSteps is a random session: initialize (or not), notifications,
@@ -191,7 +195,7 @@ func genSteps(r *rand.Rand, n int) []step {
 				tok = `"p` + strings.Trim(i, `"`) + `"`
 				meta = `,"_meta":{"progressToken":` + tok + `}`
 			}
-			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"tools/call","params":{"name":"slow","arguments":{}` + meta + `}}`, progress: tok})
+			steps = append(steps, step{line: `{"jsonrpc":"2.0","id":` + i + `,"method":"tools/call","params":{"name":"slow","arguments":{}` + meta + `}}`, progress: tok, slow: true})
 			slow = append(slow, i)
 		case k == 8 && len(slow) > 0:
 			j := r.Intn(len(slow))
@@ -232,7 +236,8 @@ func transcript(t testing.TB, steps []step, fast bool) ([]string, int64) {
 		obsMu sync.Mutex
 		obs   []string // what the Observer and Ready were told
 	)
-	s := New(diffBackend(), &Options{
+	running := make(chan struct{}, 1024)
+	s := New(diffBackend(running), &Options{
 		Observer: func(ctx context.Context, r Request) (context.Context, func(Outcome)) {
 			return ctx, func(o Outcome) {
 				obsMu.Lock()
@@ -333,6 +338,13 @@ func transcript(t testing.TB, steps []step, fast bool) ([]string, int64) {
 	for n, st := range steps {
 		if !write(st.line) {
 			break
+		}
+		if st.slow {
+			select {
+			case <-running:
+			case <-time.After(5 * time.Second):
+				out = append(out, "<timeout waiting for the handler>")
+			}
 		}
 		switch {
 		case st.await != "":
@@ -459,7 +471,7 @@ func TestFastCallTakesLegacyCalls(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`},
 		{line: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":"<a>"}}}`, await: "2"},
 		{line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}`, await: "3"},
-		{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}`},
+		{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, slow: true},
 		{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo"}}`},
 		{line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`, await: "4"},
 		{line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}}`, await: "5"},
@@ -503,7 +515,7 @@ func TestFastCallTakesModernCalls(t *testing.T) {
 			{line: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta + `}}`, await: "3"},
 			{line: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask","arguments":{},"requestState":"{{state}}","inputResponses":{"elicitation":{"action":"accept","content":{"a":"b"}}},` + meta + `}}`, await: "4"},
 			{line: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta + `}}`, await: "8"},
-			{line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow",` + meta + `}}`},
+			{line: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow",` + meta + `}}`, slow: true},
 			{line: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`, await: "5"},
 			{line: `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"img",` + refuse + `}}`, await: "6"},
 			{line: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"img",` + refuse + `}}`, await: "7"},

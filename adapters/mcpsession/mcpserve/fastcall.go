@@ -29,18 +29,26 @@ import (
 // the SDK encodes one, written by the same connection (jsonrpcwire).
 //
 // A tools/call is taken only when all of these hold (else the SDK has it):
-//   - the session is known and initialized by a client of an era before
-//     2026-07-28 (so the SDK neither validates a per-request _meta nor sets
-//     a resultType, and toolHandler takes its legacy path: no parked
-//     rounds, no hand-on; a legacy client's rounds run on the session);
-//   - the request has an id that neither the SDK (a call handed to it and
-//     not yet answered) nor the fast path has in flight;
+//   - the session is initialized (an initialize, or the _meta of a
+//     2026-07-28 client's first request, went through the SDK);
 //   - its params are valid UTF-8 and valid JSON, an object whose members
-//     are "name" (a string without escapes) and at most "arguments" (an
-//     object), each once, nested well below the SDK's depth limit: no
-//     _meta (so no progress token, trace context or requestState);
+//     are "name" (a string without escapes), at most "arguments" (an
+//     object) and at most "_meta" (an object without escapes), each once,
+//     nested well below the SDK decoder's depth limit: no requestState
+//     or inputResponses (a retry of a round is the SDK's);
+//   - a session before 2026-07-28 sent no _meta at all (so no progress
+//     token or trace context; the SDK would neither check a _meta nor set
+//     a resultType, and toolHandler takes its legacy path, a legacy
+//     client's rounds put to it on its session); a 2026-07-28 session sent
+//     a _meta that is byte for byte one the SDK accepted (answered with a
+//     result) on this connection before, selects 2026-07-28 and carries no
+//     progress token: the SDK's check of a request's _meta depends on its
+//     bytes alone, so it would pass again (the SDK then sets the result's
+//     resultType and serverInfo, as marshalModern does);
 //   - the name is offered now (so Options.Ready would not wait, and the
 //     SDK would find the tool);
+//   - the request has an id that neither the SDK (a call handed to it and
+//     not yet answered) nor the fast path has in flight;
 //   - the connection is not closing, and neither its reads nor its writes
 //     have failed (the SDK would refuse the call).
 //
@@ -48,9 +56,13 @@ import (
 // taken one: it runs on its own goroutine at once (the SDK runs every
 // call on its own goroutine, unbounded), under a context that a
 // notifications/cancelled naming its id cancels (the notification is
-// also handed to the SDK, as before), as does a failed read; its
-// answer is not written once the connection is closing or broken; and the
-// connection's Close waits for it, as the SDK's Close waits for its own.
+// also handed to the SDK, as before), as does a failed read; a call that
+// reuses its id while it runs is dropped unanswered, as the SDK drops one;
+// its answer is not written once the connection is closing or broken;
+// and the connection's Close waits for it, as the SDK's Close waits for
+// its own. The SDK's request context also carries a 2026-07-28 request's
+// log level; nothing on a call's path reads it (Server.Log sends with a
+// context of its own), so the fast path does not set it.
 type fastConn struct {
 	mcp.Connection
 	s    *Server
@@ -83,6 +95,7 @@ type fastTransport struct {
 	conn *fastConn // set by Connect
 }
 
+// Connect connects the wrapped transport and wraps its connection.
 func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.t.Connect(ctx)
 	if err != nil {
@@ -247,6 +260,7 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 			c.s.log.Error("mcpserve: a tool result could not be encoded")
 		}
 	} else if err == nil {
+		// Not reached: toolHandler returns a result or an error.
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpserve: a nil result"}
 	}
 	c.mu.Lock()

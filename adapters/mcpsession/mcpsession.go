@@ -65,6 +65,15 @@
 //   - Secret-free errors. Every failure is a *refusal.Error naming at most
 //     the server id and the Conn's origin; SDK error text (which embeds URLs,
 //     server messages and process output) is never copied.
+//   - Tool results without the SDK's decoding. A tools/call goes on a
+//     request path of the session's own beside the SDK's, on the same
+//     connection (rawrequest.go: an id the SDK never uses, its response
+//     taken off the connection before the SDK reads on), with the params
+//     and _meta the SDK would send. A result in the shape ordinary servers
+//     write is passed on as its own bytes (callresult.go); any other is
+//     decoded with the SDK's types and handled as before, so the outcome
+//     is the same either way. Over the SDK's own Streamable HTTP client
+//     transport every request stays on the SDK's path.
 //
 // # Session errors
 //
@@ -215,6 +224,9 @@ type Connector struct {
 	closeTimeout time.Duration
 	logLevel     ports.LogLevel
 	hostOpts     Options
+	// sdkCalls, set by tests only, keeps every request on the SDK's path
+	// (no rawrequest.go path), to hold the two paths to the same outcome.
+	sdkCalls bool
 }
 
 var _ ports.Connector = (*Connector)(nil)
@@ -351,7 +363,11 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)
-	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools)
+	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools, sess.captureMeta)
+	transport := conn.Transport
+	if !c.sdkCalls {
+		transport, sess.raw = wrapTransport(transport)
+	}
 	sess.gate = newInboundGate()
 	sess.gate.install(client, conn)
 	if sess.host.roots.provider != nil {
@@ -362,7 +378,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 	// the SDK's own cleanup of a stdio child that never answers takes
 	// seconds (it closes stdin and waits before signalling).
 	stopAbort := context.AfterFunc(ctx, sess.abort)
-	cs, err := client.Connect(ctx, conn.Transport, &mcp.ClientSessionOptions{ProtocolVersion: c.ask})
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: c.ask})
 	aborted := !stopAbort()
 	if err != nil {
 		defer sess.release()

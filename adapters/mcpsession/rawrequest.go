@@ -1,7 +1,6 @@
 package mcpsession
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
 	"github.com/mcpward/mcpward/core/jsontext"
 )
 
@@ -265,8 +265,8 @@ func (s *session) captureMeta(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "server/discover" && s.raw != nil {
 			if p := req.GetParams(); p != nil && !reflectNil(p) {
 				m := p.GetMeta()
-				caps, err1 := sdkJSON(m[mcp.MetaKeyClientCapabilities])
-				info, err2 := sdkJSON(m[mcp.MetaKeyClientInfo])
+				caps, err1 := sdkjson.Marshal(m[mcp.MetaKeyClientCapabilities])
+				info, err2 := sdkjson.Marshal(m[mcp.MetaKeyClientInfo])
 				s.raw.meta.Lock()
 				s.raw.meta.caps, s.raw.meta.info = nil, nil
 				if err1 == nil && err2 == nil && m[mcp.MetaKeyClientCapabilities] != nil {
@@ -280,18 +280,6 @@ func (s *session) captureMeta(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// sdkJSON encodes v as the SDK's jsonrpc2 encodes params (encoding/json
-// without HTML escaping).
-func sdkJSON(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // metaMember is one member of a request's _meta: a key and its JSON value.

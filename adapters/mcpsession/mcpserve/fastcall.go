@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
 )
 
 // serve's own tools/call at its stdio connection.
@@ -254,7 +256,7 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 		if modern {
 			raw, err = c.s.marshalModern(res)
 		} else {
-			raw, err = marshalResult(res)
+			raw, err = sdkjson.Marshal(res)
 		}
 		if err != nil {
 			c.s.log.Error("mcpserve: a tool result could not be encoded")
@@ -351,18 +353,6 @@ func (c *fastConn) Close() error {
 // SessionID is the wrapped connection's.
 func (c *fastConn) SessionID() string { return c.Connection.SessionID() }
 
-// marshalResult encodes res as the SDK encodes a result: encoding/json
-// without HTML escaping, no trailing newline.
-func marshalResult(res mcp.Result) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
 // fastCallBase is what the SDK server does with a tools/call of a legacy
 // session once its middleware passed it on (its own multi round-trip
 // middleware passes a legacy session's call through unless the result
@@ -423,7 +413,7 @@ func (s *Server) marshalModern(res mcp.Result) (json.RawMessage, error) {
 		m[serverInfoMeta] = s.impl
 		out.Meta = m
 	}
-	b, err := marshalResult(&out)
+	b, err := sdkjson.Marshal(&out)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,6 +45,11 @@ type toolKey struct{}
 // "=?base64?…?=" when it is not plain visible ASCII). It is what the
 // go-sdk's own client does with the tool it has listed, through a context
 // key an outside transport cannot read. A nil tool leaves ctx unchanged.
+//
+// What the headers need from tool's schema is derived at its first call
+// and kept while tool is reachable, so tool must not be changed after it
+// is first passed here (a re-listed tool is a new *mcp.Tool). Safe for
+// concurrent use.
 func WithTool(ctx context.Context, tool *mcp.Tool) context.Context {
 	if tool == nil {
 		return ctx
@@ -208,6 +216,27 @@ func bindings(tool *mcp.Tool) []headerBinding {
 	return collectBindings(s.Properties, nil, nil)
 }
 
+// toolBindings holds the bindings of each tool a tools/call was made
+// with (weak.Pointer[mcp.Tool] to []headerBinding, nil when it has none),
+// so that a call derives them from the schema only once per tool. An
+// entry is deleted once its tool is collected: the map holds no more
+// entries than there are reachable tools that were called.
+var toolBindings sync.Map
+
+// cachedBindings returns bindings(tool), derived at most once per tool
+// (twice at worst when two first calls race, with the same result).
+func cachedBindings(tool *mcp.Tool) []headerBinding {
+	k := weak.Make(tool)
+	if v, ok := toolBindings.Load(k); ok {
+		return v.([]headerBinding)
+	}
+	bs := bindings(tool)
+	if _, loaded := toolBindings.LoadOrStore(k, bs); !loaded {
+		runtime.AddCleanup(tool, func(k weak.Pointer[mcp.Tool]) { toolBindings.Delete(k) }, k)
+	}
+	return bs
+}
+
 func collectBindings(props map[string]schemaProp, prefix []string, out []headerBinding) []headerBinding {
 	for name, p := range props {
 		path := append(append(make([]string, 0, len(prefix)+1), prefix...), name)
@@ -225,7 +254,12 @@ func collectBindings(props map[string]schemaProp, prefix []string, out []headerB
 // paramHeaders returns the Mcp-Param-* headers of a tools/call of tool
 // with params, by the go-sdk's rules (generateParamHeaders).
 func paramHeaders(tool *mcp.Tool, params []byte) map[string]string {
-	bs := bindings(tool)
+	return bindingHeaders(cachedBindings(tool), params)
+}
+
+// bindingHeaders returns the Mcp-Param-* headers of a tools/call with
+// params of a tool whose annotations are bs.
+func bindingHeaders(bs []headerBinding, params []byte) map[string]string {
 	if len(bs) == 0 {
 		return nil
 	}

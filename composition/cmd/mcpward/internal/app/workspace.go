@@ -1,14 +1,12 @@
 package app
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/mcpward/mcpward/composition"
 	"github.com/mcpward/mcpward/composition/internal/gitrepo"
-	"github.com/mcpward/mcpward/ports"
 )
 
 // ReasonGenerationUnavailable is the reason of the refusal Facts returns
@@ -30,26 +28,28 @@ const (
 	RootCwd = "cwd"
 )
 
-// Workspace is the CLI's ports.WorkspaceTrust: composition.GitWorkspace of
-// the workspace root, its generation kept in the state directory, and
-// trust only when --trust-workspace is given. Facts is safe for concurrent
-// use; the fields are read-only.
+// Workspace is the CLI's ports.WorkspaceTrust: composition's Workspace
+// (GitWorkspace) of the workspace root, its generation kept in the state
+// directory and trust only when --trust-workspace is given, whose Root,
+// Repository, Facts and GenerationFile it is. It cannot be composition's
+// alone, which roots a directory outside git at itself: the CLI first
+// chooses the root by its own rule (outside git, the nearest directory
+// holding .mcp.json: the project file, the private scope and the
+// approvals belong to it, so they are the same from any subdirectory),
+// says which rule chose it (RootFrom), and reads git's index (Tracks).
+// Facts is safe for concurrent use; the fields are read-only.
 type Workspace struct {
-	// Root is the workspace root: the git root, else the nearest
-	// directory holding .mcp.json, else the working directory (RootFrom
-	// says which). The project file, the private scope and the approvals
-	// all belong to it, so they are the same from any subdirectory.
-	Root string
+	// Workspace is composition's workspace of the root: its Root is the
+	// git root, else the nearest directory holding .mcp.json, else the
+	// working directory (RootFrom says which).
+	*composition.Workspace
 	// RootFrom is RootGit, RootProjectFile or RootCwd.
 	RootFrom string
-	// Repository is the repository identity (composition.Workspace's).
-	Repository string
 	// Trusted is --trust-workspace.
 	Trusted bool
 	// gitDir is the git directory of a RootGit workspace ("" otherwise, or
 	// when a .git file could not be followed).
 	gitDir string
-	ws     *composition.Workspace
 }
 
 // WorkspaceRoot returns the root of cwd's workspace, as Workspace.Root is
@@ -64,20 +64,20 @@ func WorkspaceRoot(cwd string) string {
 // .mcp.json outside git ("" for no bound).
 func newWorkspace(cwd, home, stateDir string, trusted bool) *Workspace {
 	w := &Workspace{Trusted: trusted}
-	if root, gitDir, ok := gitrepo.Find(cwd); ok {
-		w.Root, w.RootFrom, w.gitDir = root, RootGit, gitDir
+	root := cwd
+	if r, gitDir, ok := gitrepo.Find(cwd); ok {
+		root, w.RootFrom, w.gitDir = r, RootGit, gitDir
 	} else {
-		w.Root, w.RootFrom = cwd, RootCwd
+		w.RootFrom = RootCwd
 		if d, ok := nearestProjectDir(cwd, home); ok {
-			w.Root, w.RootFrom = d, RootProjectFile
+			root, w.RootFrom = d, RootProjectFile
 		}
 	}
-	// The repository identity and the generation are composition's, of
-	// the root found above (GitWorkspace finds the same git root from it,
-	// and none outside git), so a host given the same state directory
-	// shares the CLI's approvals of the workspace.
-	w.ws = composition.GitWorkspace(w.Root, &composition.WorkspaceOptions{Trusted: trusted, StateDir: stateDir})
-	w.Repository = w.ws.Repository
+	// composition's workspace of the root found above (GitWorkspace finds
+	// the same git root from it, and none outside git), so a host given
+	// the same state directory shares the CLI's approvals of the
+	// workspace.
+	w.Workspace = composition.GitWorkspace(root, &composition.WorkspaceOptions{Trusted: trusted, StateDir: stateDir})
 	return w
 }
 
@@ -96,14 +96,8 @@ func (w *Workspace) Tracks(paths ...string) (map[string]bool, error) {
 	return gitTracks(w.Root, w.gitDir, paths)
 }
 
-// Facts implements ports.WorkspaceTrust: composition.Workspace's facts
-// of the root (its generation read at every call).
-func (w *Workspace) Facts(ctx context.Context) (ports.WorkspaceFacts, error) {
-	return w.ws.Facts(ctx)
-}
-
 // generationFile is the file holding the generation of w's root.
-func (w *Workspace) generationFile() string { return w.ws.GenerationFile() }
+func (w *Workspace) generationFile() string { return w.GenerationFile() }
 
 // ProjectFileName is the project file's name, as Claude Code names it.
 const ProjectFileName = ".mcp.json"

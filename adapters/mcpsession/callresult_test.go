@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcpward/mcpward/ports"
@@ -368,3 +369,30 @@ func FuzzRawCallResult(f *testing.F) {
 }
 
 var _ = fmt.Sprint
+
+// TestCallPathsAgreeOnOddShapes holds the two paths to the same outcome
+// on shapes where encoding/json (the own path's fallback decode) and the
+// SDK's decoder (segmentio, case-sensitive, depth-limited) could part:
+// nesting around the SDK decoder's depth limit of 1,000, member names in
+// another case, duplicate members.
+func TestCallPathsAgreeOnOddShapes(t *testing.T) {
+	pp := newPathPair(t, "2025-11-25")
+	deep := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	arr := func(n int) string { return strings.Repeat(`[`, n) + strings.Repeat("]", n) }
+	for _, reply := range []string{
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":` + deep(999) + `}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":` + deep(1001) + `}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":` + deep(5000) + `}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":` + arr(1200) + `}}`,
+		`{"Content":[{"type":"text","text":"x"}]}`,
+		`{"content":[{"Type":"text","text":"x"}]}`,
+		`{"content":[{"type":"text","Text":"x"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"IsError":true}`,
+		`{"content":[{"type":"text","text":"x"}],"_META":{"a":1}}`,
+		`{"content":[{"type":"text","text":"x"}],"isError":true,"isError":false}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1,"a":2}}`,
+	} {
+		sdk, own := pp.both([]byte(reply))
+		assert.Equal(t, sdk, own, "%.80s", reply)
+	}
+}

@@ -438,10 +438,15 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 	var res *mcp.CallToolResult
 	var err error
 	if body, ok := s.rawCallParams(params, len(cp.args)); ok {
-		// The session's own path (rawrequest.go): the result is decoded
-		// as the SDK would and goes its way below.
+		// The session's own path (rawrequest.go): a result in the shape
+		// ordinary servers write is sliced, not decoded (callresult.go);
+		// any other is decoded as the SDK would and goes its way below.
 		var raw json.RawMessage
 		if raw, err = s.roundTrip(jctx, methodCallTool, body); err == nil {
+			if out, ok := rawCallResult(raw); ok {
+				joined.end()
+				return out, nil
+			}
 			res, err = decodeCallResult(raw)
 		}
 	} else {

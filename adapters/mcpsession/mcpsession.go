@@ -215,6 +215,9 @@ type Connector struct {
 	closeTimeout time.Duration
 	logLevel     ports.LogLevel
 	hostOpts     Options
+	// sdkCalls, set by tests only, keeps every request on the SDK's path
+	// (no rawrequest.go path), to hold the two paths to the same outcome.
+	sdkCalls bool
 }
 
 var _ ports.Connector = (*Connector)(nil)
@@ -351,7 +354,11 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)
-	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools)
+	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools, sess.captureMeta)
+	transport := conn.Transport
+	if !c.sdkCalls {
+		transport, sess.raw = wrapTransport(transport)
+	}
 	sess.gate = newInboundGate()
 	sess.gate.install(client, conn)
 	if sess.host.roots.provider != nil {
@@ -362,7 +369,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 	// the SDK's own cleanup of a stdio child that never answers takes
 	// seconds (it closes stdin and waits before signalling).
 	stopAbort := context.AfterFunc(ctx, sess.abort)
-	cs, err := client.Connect(ctx, conn.Transport, &mcp.ClientSessionOptions{ProtocolVersion: c.ask})
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: c.ask})
 	aborted := !stopAbort()
 	if err != nil {
 		defer sess.release()

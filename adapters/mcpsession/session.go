@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -66,6 +67,11 @@ type session struct {
 
 	// calls are the tools/call requests in flight (calljoin.go).
 	calls callSet
+
+	// raw is the session's own request path beside the SDK's
+	// (rawrequest.go); nil when the transport's connection must reach the
+	// SDK unwrapped.
+	raw *rawPath
 
 	// progress routes notifications/progress to calls with OnProgress.
 	progress progressRoutes
@@ -429,7 +435,23 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		params.InputResponses, params.RequestState = roundParams(round), round.State
 	}
 	jctx, joined := s.joinCall(ctx)
-	res, err := guarded(s.cs.CallTool)(jctx, params)
+	var res *mcp.CallToolResult
+	var err error
+	if body, ok := s.rawCallParams(params, len(cp.args)); ok {
+		// The session's own path (rawrequest.go): a result in the shape
+		// ordinary servers write is sliced, not decoded (callresult.go);
+		// any other is decoded as the SDK would and goes its way below.
+		var raw json.RawMessage
+		if raw, err = s.roundTrip(jctx, methodCallTool, body); err == nil {
+			if out, ok := rawCallResult(raw); ok {
+				joined.end()
+				return out, nil
+			}
+			res, err = decodeCallResult(raw)
+		}
+	} else {
+		res, err = guarded(s.cs.CallTool)(jctx, params)
+	}
 	handed := false
 	if err == nil && res.InputRequests != nil && s.modern.Load() && res.NeedsInput() {
 		if round != nil {
@@ -463,6 +485,31 @@ func (s *session) Call(ctx context.Context, r ports.CallRequest) (ports.CallResu
 		return ports.CallResult{}, s.refuse(refusal.Protocol, "malformed_reply", "")
 	}
 	return out, nil
+}
+
+// rawCallParams encodes a tools/call's params for the session's own path
+// as the SDK's client session would send them (appendParamsOpen's _meta,
+// the name, the arguments as given: the transport compacts and checks them
+// as it writes the request, as it does the SDK's). ok is false for a
+// request it leaves to the SDK: no own path, a multi round-trip round
+// (input responses, request state).
+func (s *session) rawCallParams(p *mcp.CallToolParams, argsLen int) (json.RawMessage, bool) {
+	if s.raw == nil || p.InputResponses != nil || p.RequestState != "" {
+		return nil, false
+	}
+	b, ok := s.appendParamsOpen(make([]byte, 0, 320+len(p.Name)+argsLen), p.Meta)
+	if !ok {
+		return nil, false
+	}
+	b = append(b, `"name":`...)
+	b = jsontext.AppendStringNoHTML(b, p.Name)
+	b = append(b, `,"arguments":`...)
+	if a, _ := p.Arguments.(*json.RawMessage); a != nil {
+		b = append(b, *a...)
+	} else {
+		b = append(b, '{', '}')
+	}
+	return append(b, '}'), true
 }
 
 // callRounds runs the rounds of a tools/call whose first result asked for

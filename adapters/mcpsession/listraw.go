@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
@@ -72,15 +73,31 @@ func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page
 	if !ok {
 		return ports.Page{}, false, nil
 	}
-	raw, err := s.roundTrip(ctx, methodListTools, params)
+	hold := aheadHold
+	if dl, ok := ctx.Deadline(); ok {
+		hold = time.Until(dl)
+	}
+	var raw json.RawMessage
+	var err error
+	taken := false
+	if p := s.takeAhead(cursor); p != nil {
+		raw, taken, err = awaitAhead(ctx, p)
+	}
+	if !taken {
+		raw, err = s.roundTrip(ctx, methodListTools, params)
+	}
 	if errors.Is(err, errRawUnavailable) {
 		return ports.Page{}, false, nil
 	}
 	if err != nil {
 		return ports.Page{}, true, err
 	}
+	if next := nextCursorOf(raw); next != "" && hold > 0 {
+		s.startAhead(ctx, next, hold)
+	}
 	res, err := decodeListTools(raw)
 	if err != nil {
+		s.endAhead() // the listing ends here
 		return ports.Page{}, true, err
 	}
 	if !headerFree(res.Tools) {

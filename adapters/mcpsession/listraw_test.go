@@ -45,13 +45,14 @@ func TestListToolsOwnPath(t *testing.T) {
 					var pages [2]ports.Page
 					var params [2]json.RawMessage
 					for i, sdk := range []bool{true, false} {
-						s, p, rec := rawPeer(t, version, caps, sig, sdk, func(method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+						s, _, rec := rawPeer(t, version, caps, sig, sdk, func(method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 							return json.RawMessage(page), nil
 						})
 						got, err := s.List(context.Background(), ports.ListTools, cursor)
 						require.NoError(t, err)
-						pages[i], params[i] = got, p.lastParams("tools/list")
-						lists := rec.requests("tools/list")
+						lists := listsOf(rec, cursor)
+						require.NotEmpty(t, lists)
+						pages[i], params[i] = got, lists[0].Params
 						if sdk {
 							require.Len(t, lists, 1)
 							continue
@@ -232,4 +233,18 @@ func TestDecodeListToolsAsSDK(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listsOf returns the tools/list requests written for cursor.
+func listsOf(rec *writeRecorder, cursor string) []*jsonrpc.Request {
+	var out []*jsonrpc.Request
+	for _, r := range rec.requests("tools/list") {
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil && p.Cursor == cursor {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -14,7 +14,11 @@ import (
 // composition root builds it (from adapters/httptransport or
 // adapters/stdiotransport); mcpsession never imports another adapter.
 type Conn struct {
-	// Transport is connected exactly once by the session.
+	// Transport is connected exactly once by the session. Its connection
+	// is wrapped for the session's own request path (rawrequest.go), so
+	// its Write must be safe for concurrent use, as mcp.Connection
+	// requires; the SDK's *mcp.StreamableClientTransport is left unwrapped
+	// (every request then goes the SDK's way).
 	Transport mcp.Transport
 	// Origin is "scheme://host:port" of an HTTP server, "" for stdio; it is
 	// the only location an error may name.

@@ -65,6 +65,15 @@
 //   - Secret-free errors. Every failure is a *refusal.Error naming at most
 //     the server id and the Conn's origin; SDK error text (which embeds URLs,
 //     server messages and process output) is never copied.
+//   - Tool results without the SDK's decoding. A tools/call goes on a
+//     request path of the session's own beside the SDK's, on the same
+//     connection (rawrequest.go: an id the SDK never uses, its response
+//     taken off the connection before the SDK reads on), with the params
+//     and _meta the SDK would send. A result in the shape ordinary servers
+//     write is passed on as its own bytes (callresult.go); any other is
+//     decoded with the SDK's types and handled as before, so the outcome
+//     is the same either way. Over the SDK's own Streamable HTTP client
+//     transport every request stays on the SDK's path.
 //
 // # Session errors
 //

@@ -23,7 +23,13 @@ type writeRecorder struct {
 	mcp.Transport
 	mu     sync.Mutex
 	writes []*jsonrpc.Request
+	// ctxVals are the values under ctxKey of the contexts of the
+	// tools/call writes.
+	ctxVals []any
 }
+
+// ctxKey is a context key of these tests.
+type ctxKey string
 
 func (r *writeRecorder) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := r.Transport.Connect(ctx)
@@ -42,6 +48,9 @@ func (c *writeRecorderConn) Write(ctx context.Context, m jsonrpc.Message) error 
 	if req, ok := m.(*jsonrpc.Request); ok {
 		c.r.mu.Lock()
 		c.r.writes = append(c.r.writes, req)
+		if req.Method == methodCallTool {
+			c.r.ctxVals = append(c.r.ctxVals, [2]any{ctx.Value(ctxKey("tool")), ctx.Value(ctxKey("trace"))})
+		}
 		c.r.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, m)
@@ -69,7 +78,12 @@ func rawPeer(t *testing.T, version string, caps map[string]any, sig ports.Signal
 	conn := startMemPeer(t, p)
 	rec := &writeRecorder{Transport: conn.Transport}
 	conn.Transport = rec
-	conn.Trace = func(ctx context.Context, tp string) (context.Context, error) { return ctx, nil }
+	conn.Trace = func(ctx context.Context, tp string) (context.Context, error) {
+		return context.WithValue(ctx, ctxKey("trace"), tp), nil
+	}
+	conn.WithTool = func(ctx context.Context, tool *mcp.Tool) context.Context {
+		return context.WithValue(ctx, ctxKey("tool"), tool.Name)
+	}
 	conn.TraceMeta = true
 	c := New(fixedDialer(conn), nil)
 	c.sdkCalls = sdk
@@ -339,3 +353,28 @@ func TestRoundTripConcurrentWithSDK(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestRoundTripCarriesCallContext: the contexts the Conn's hooks return
+// for a call (Trace: the transport's trace context; WithTool: the called
+// tool's header annotations) are the ones the transport's Write of the own
+// path gets.
+func TestRoundTripCarriesCallContext(t *testing.T) {
+	s, _, rec := rawPeer(t, "2025-11-25", nil, ports.Signals{}, false, func(method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+		if method == "tools/list" {
+			return json.RawMessage(`{"tools":[{"name":"route","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`), nil
+		}
+		return textResult, nil
+	})
+	_, err := s.List(context.Background(), ports.ListTools, "")
+	require.NoError(t, err)
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	_, err = s.Call(context.Background(), ports.CallRequest{Name: "route", Arguments: json.RawMessage(`{"region":"eu"}`), Traceparent: tp})
+	require.NoError(t, err)
+	_, err = s.Call(context.Background(), ports.CallRequest{Name: "other"})
+	require.NoError(t, err)
+	id, _ := rec.requests("tools/call")[0].ID.Raw().(string)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, []any{[2]any{"route", tp}, [2]any{nil, nil}}, rec.ctxVals)
+	assert.True(t, strings.HasPrefix(id, rawIDPrefix), "on the own path")
+}

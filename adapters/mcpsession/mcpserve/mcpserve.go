@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -212,6 +213,17 @@ type Server struct {
 
 	stdio func(io.ReadCloser, io.WriteCloser) mcp.Transport // Options.StdioTransport
 
+	// fastCall is the SDK server's receiving middleware around
+	// fastCallBase: what a tools/call taken at the stdio connection runs
+	// (fastcall.go). noFast leaves every call to the SDK (tests).
+	fastCall  mcp.MethodHandler
+	noFast    bool
+	fastTaken atomic.Int64        // calls the fast path took
+	impl      *mcp.Implementation // the server's, as the SDK has it
+	// toolByName (under mu) is tools the other way round: the name
+	// offered → the Backend's.
+	toolByName map[string]string
+
 	// syncMu makes reading the Backend's catalog and registering it one
 	// step, so an older catalog never replaces a newer one.
 	syncMu sync.Mutex
@@ -251,7 +263,8 @@ func New(b Backend, opts *Options) *Server {
 		templates: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{}), synced: make(chan struct{}),
 		logq: make(chan LogMessage, MaxLogQueue), logsDone: make(chan struct{}), in: newInputs(o.InputTimeout, o.MaxPendingInputs),
 		seal: newSealer(nil), stdio: o.StdioTransport}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+	s.impl = &mcp.Implementation{Name: o.Name, Version: o.Version}
+	s.srv = mcp.NewServer(s.impl, &mcp.ServerOptions{
 		Instructions: o.Instructions,
 		Logger:       log,
 		// Declared whatever the first catalog holds: servers connect in
@@ -280,12 +293,17 @@ func New(b Backend, opts *Options) *Server {
 			c.TTLMs, c.CacheScope = cacheHint(b, r)
 		},
 	})
+	// The same middleware, in the same order, wraps the calls the stdio
+	// connection takes itself (fastcall.go).
+	s.fastCall = s.fastCallBase
 	if o.Ready != nil {
 		s.srv.AddReceivingMiddleware(s.waitReady(o.Ready))
+		s.fastCall = s.waitReady(o.Ready)(s.fastCall)
 	}
 	if o.Observer != nil {
 		// Added last: the outermost middleware.
 		s.srv.AddReceivingMiddleware(observe(o.Observer))
+		s.fastCall = observe(o.Observer)(s.fastCall)
 	}
 	cat := s.resync()
 	close(s.synced)
@@ -488,6 +506,7 @@ func complete(ctx context.Context, b Backend, r *mcp.CompleteRequest) (*mcp.Comp
 }
 
 func (s *Server) syncTools(tools []Tool) {
+	changed := false // s.tools changed: toolByName is built again
 	want := map[string]bool{}
 	taken := map[string]string{} // offered name → the Backend's
 	for _, t := range tools {
@@ -506,6 +525,7 @@ func (s *Server) syncTools(tools []Tool) {
 		if s.tools[t.Name].key == key {
 			continue
 		}
+		changed = true
 		mt, err := s.sdkTool(t, name)
 		if err == nil {
 			if old, ok := s.tools[t.Name]; ok && old.name != name {
@@ -543,6 +563,12 @@ func (s *Server) syncTools(tools []Tool) {
 	}
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
+	}
+	if s.toolByName == nil || len(s.toolByName) != len(s.tools) || changed {
+		s.toolByName = make(map[string]string, len(s.tools))
+		for n, o := range s.tools {
+			s.toolByName[o.name] = n
+		}
 	}
 }
 
@@ -883,13 +909,22 @@ func readResult(r ports.ReadResult) *mcp.ReadResourceResult {
 
 // ServeStdio serves one client over in and out (newline-delimited
 // JSON-RPC) until the client closes in, or ctx ends. A client's cancel of
-// a call ends the call's ctx: the Backend ends the upstream call.
+// a call ends the call's ctx: the Backend ends the upstream call. A
+// tools/call the go-sdk server would handle exactly as the Server does
+// itself is answered without the SDK's decoding and dispatch (fastcall.go:
+// the same handler, middleware, rules and answer bytes); every other
+// message goes to the SDK.
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	var t mcp.Transport = &mcp.IOTransport{Reader: in, Writer: out}
 	if s.stdio != nil {
 		t = s.stdio(in, out)
 	}
-	err := s.srv.Run(ctx, t)
+	var err error
+	if s.noFast {
+		err = s.srv.Run(ctx, t)
+	} else {
+		err = s.serveStdio(ctx, t)
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

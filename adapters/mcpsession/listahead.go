@@ -1,13 +1,10 @@
 package mcpsession
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
 	"time"
-
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // One tools page ahead.
@@ -163,9 +160,7 @@ func nextCursorOf(raw []byte) string {
 	var v struct {
 		NextCursor string `json:"nextCursor"`
 	}
-	dec := segjson.NewDecoder(bytes.NewReader(raw))
-	dec.DontMatchCaseInsensitiveStructFields()
-	if dec.Decode(&v) != nil {
+	if parseAsSDK(raw, &v) != nil {
 		return ""
 	}
 	return v.NextCursor

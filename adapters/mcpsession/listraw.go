@@ -1,7 +1,6 @@
 package mcpsession
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,12 +130,20 @@ func decodeListTools(raw json.RawMessage) (res *mcp.ListToolsResult, err error) 
 		return nil, fmt.Errorf("calling %q: %w", methodListTools, errTooDeep)
 	}
 	res = new(mcp.ListToolsResult)
-	dec := segjson.NewDecoder(bytes.NewReader(raw))
-	dec.DontMatchCaseInsensitiveStructFields()
-	if err := dec.Decode(res); err != nil {
+	if err := parseAsSDK(raw, res); err != nil {
 		return nil, fmt.Errorf("calling %q: %w", methodListTools, err)
 	}
 	return res, nil
+}
+
+// parseAsSDK decodes the one JSON value raw (a result the transport
+// already took out of its envelope) into v as the SDK's decoder does:
+// segmentio's Decoder.Decode is readValue (finding the value's end in a
+// copy of the input it reads) and then Parse of that value with the
+// decoder's flags; Parse on raw itself does the second without the copy.
+func parseAsSDK(raw []byte, v any) error {
+	_, err := segjson.Parse(raw, v, segjson.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 // sdkMaxDepth is the nesting bound of the SDK's result decoder.

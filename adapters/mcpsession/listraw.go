@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
@@ -72,31 +71,15 @@ func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page
 	if !ok {
 		return ports.Page{}, false, nil
 	}
-	hold := aheadHold
-	if dl, ok := ctx.Deadline(); ok {
-		hold = time.Until(dl)
-	}
-	var raw json.RawMessage
-	var err error
-	taken := false
-	if p := s.takeAhead(cursor); p != nil {
-		raw, taken, err = awaitAhead(ctx, p)
-	}
-	if !taken {
-		raw, err = s.roundTrip(ctx, methodListTools, params)
-	}
+	raw, err := s.roundTrip(ctx, methodListTools, params)
 	if errors.Is(err, errRawUnavailable) {
 		return ports.Page{}, false, nil
 	}
 	if err != nil {
 		return ports.Page{}, true, err
 	}
-	if next := nextCursorOf(raw); next != "" && hold > 0 {
-		s.startAhead(ctx, next, hold)
-	}
 	res, err := decodeListTools(raw)
 	if err != nil {
-		s.endAhead() // the listing ends here
 		return ports.Page{}, true, err
 	}
 	if !headerFree(res.Tools) {
@@ -114,12 +97,12 @@ func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page
 
 // decodeListTools decodes a tools/list result as the SDK's client session
 // does (its internal/json.Unmarshal, v1.8.0: a nesting bound of
-// sdkMaxDepth, then segmentio/encoding/json's Decoder matching field
-// names case-sensitively, into an *mcp.ListToolsResult, which has no
-// UnmarshalJSON of its own), its error wrapped as the SDK wraps it; a
-// panic in the decoder is errMalformed. encoding/json would not do: it
-// matches field names case-insensitively ({"Tools":[...]} would list
-// tools the SDK does not see) and has another depth bound.
+// sdkMaxDepth, then segmentio/encoding/json matching field names
+// case-sensitively, into an *mcp.ListToolsResult, which has no
+// UnmarshalJSON of its own; see parseAsSDK), its error wrapped as the SDK
+// wraps it; a panic in the decoder is errMalformed. encoding/json would
+// not do: it matches field names case-insensitively ({"Tools":[...]}
+// would list tools the SDK does not see) and has another depth bound.
 func decodeListTools(raw json.RawMessage) (res *mcp.ListToolsResult, err error) {
 	defer func() {
 		if recover() != nil {

@@ -64,8 +64,6 @@ type session struct {
 	// toolsMu serializes tools/list, so the dropped tools the SDK logs
 	// during one ListTools belong to that page.
 	toolsMu sync.Mutex
-	// ahead is the tools page asked for before a List (listahead.go).
-	ahead listAhead
 
 	// calls are the tools/call requests in flight (calljoin.go).
 	calls callSet

@@ -123,7 +123,15 @@ func TestRoundTripUsesItsOwnIDs(t *testing.T) {
 				assert.False(t, seen[id], "ids are unique")
 				seen[id] = true
 			}
+			// tools/list goes on the session's own path too (listraw.go);
+			// the SDK's handshake request keeps its integer id.
 			for _, l := range rec.requests("tools/list") {
+				id, _ := l.ID.Raw().(string)
+				assert.True(t, strings.HasPrefix(id, rawIDPrefix), "a page's id is the session's own")
+			}
+			hs := append(rec.requests("initialize"), rec.requests("server/discover")...)
+			require.NotEmpty(t, hs)
+			for _, l := range hs {
 				_, ok := l.ID.Raw().(int64)
 				assert.True(t, ok, "the SDK's ids stay integers")
 			}

@@ -310,6 +310,9 @@ func (s *session) List(ctx context.Context, kind ports.ListKind, cursor string) 
 func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, error) {
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
+	if page, ok, err := s.listToolsRaw(ctx, cursor); ok {
+		return page, err
+	}
 	s.drops.reset()
 	var take toolsTake
 	ctx = context.WithValue(ctx, toolsTakeKey{}, &take) // listtools.go

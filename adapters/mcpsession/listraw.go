@@ -26,14 +26,15 @@ import (
 //
 // A page the SDK's filter cannot change (headerFree: no null tool, no
 // x-mcp-header annotation) is taken as it is. Any other page is not
-// judged here: listTools asks for it again through the SDK's ListTools,
-// which decides what it excludes and logs the exclusions to the dropLog
-// as before. That costs one more request for such a page (a rare page:
-// one with a parameter-header annotation or a null tool), and keeps the
-// SDK's rules the only ones (they are unexported, and re-implementing them
-// would have to be proven equal on every input). FuzzListToolsTaken checks
-// the whole: List over this path gives what the SDK's ListTools alone
-// gives, on any page.
+// judged here: listTools hands the page it decoded to the SDK's ListTools
+// through injectPage, a sending middleware that answers that one
+// tools/list with it instead of sending anything, so the SDK's filter
+// decides what it excludes and logs the exclusions to the dropLog as
+// before, without a second request to the server, and the SDK's rules
+// stay the only ones (they are unexported, and re-implementing them would
+// have to be proven equal on every input). FuzzListToolsTaken checks the
+// whole: List over this path gives what the SDK's ListTools alone gives,
+// on any page.
 
 // methodListTools is the method of a tools listing page.
 const methodListTools = "tools/list"
@@ -60,30 +61,32 @@ func (s *session) listToolsParams(cursor string) (json.RawMessage, bool) {
 // listToolsRaw lists one tools page over the session's own path. ok is
 // false when the page must go through the SDK's ListTools (no own path,
 // params the session cannot encode, or a page the SDK's filter may
-// change); then nothing of the page is returned. Otherwise err is the
-// error as the SDK's ListTools would have returned it (s.failure
-// classifies it), or nil with the page. The caller holds toolsMu.
-func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page, ok bool, _ error) {
+// change); then left, when not nil, is the page as received and decoded,
+// for the SDK's ListTools to decide without asking again (injectPage),
+// and nothing else of the page is returned. Otherwise err is the error as
+// the SDK's ListTools would have returned it (s.failure classifies it),
+// or nil with the page. The caller holds toolsMu.
+func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page, left *mcp.ListToolsResult, ok bool, _ error) {
 	if s.raw == nil {
-		return ports.Page{}, false, nil
+		return ports.Page{}, nil, false, nil
 	}
 	params, ok := s.listToolsParams(cursor)
 	if !ok {
-		return ports.Page{}, false, nil
+		return ports.Page{}, nil, false, nil
 	}
 	raw, err := s.roundTrip(ctx, methodListTools, params)
 	if errors.Is(err, errRawUnavailable) {
-		return ports.Page{}, false, nil
+		return ports.Page{}, nil, false, nil
 	}
 	if err != nil {
-		return ports.Page{}, true, err
+		return ports.Page{}, nil, true, err
 	}
 	res, err := decodeListTools(raw)
 	if err != nil {
-		return ports.Page{}, true, err
+		return ports.Page{}, nil, true, err
 	}
 	if !headerFree(res.Tools) {
-		return ports.Page{}, false, nil
+		return ports.Page{}, res, false, nil
 	}
 	if t, ok := ctx.Value(cacheTakeKey{}).(*cacheTake); ok && t != nil {
 		t.ttlMs, t.scope, t.taken = res.TTLMs, res.CacheScope, true
@@ -92,8 +95,26 @@ func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page
 	for i, t := range res.Tools {
 		tools[i] = toolItem(t)
 	}
-	return ports.Page{Tools: tools, NextCursor: res.NextCursor}, true, nil
+	return ports.Page{Tools: tools, NextCursor: res.NextCursor}, nil, true, nil
 }
+
+// injectPage is the innermost sending middleware: a tools/list whose ctx
+// carries a page (pageInjectKey, put there by listTools alone, for the
+// one ListTools it makes with a page its own path received) is answered
+// with that page, and nothing is sent. Every outer middleware and the
+// SDK's ListTools then see it as they see a page from the server.
+func injectPage(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == methodListTools {
+			if r, ok := ctx.Value(pageInjectKey{}).(*mcp.ListToolsResult); ok && r != nil {
+				return r, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+type pageInjectKey struct{}
 
 // decodeListTools decodes a tools/list result as the SDK's client session
 // does (its internal/json.Unmarshal, v1.8.0: a nesting bound of

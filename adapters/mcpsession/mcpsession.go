@@ -363,7 +363,7 @@ func (c *Connector) Connect(ctx context.Context, t ports.Target, s ports.Signals
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(sess.hostRequests, refuseServerRequests)
-	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools, sess.captureMeta)
+	client.AddSendingMiddleware(sess.guardHandshake, sess.logLevelMeta, takeCacheHints, takeTools, sess.captureMeta, injectPage)
 	transport := conn.Transport
 	if !c.sdkCalls {
 		transport, sess.raw = wrapTransport(transport)

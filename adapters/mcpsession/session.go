@@ -310,8 +310,12 @@ func (s *session) List(ctx context.Context, kind ports.ListKind, cursor string) 
 func (s *session) listTools(ctx context.Context, cursor string) (ports.Page, error) {
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
-	if page, ok, err := s.listToolsRaw(ctx, cursor); ok {
+	page, left, ok, err := s.listToolsRaw(ctx, cursor)
+	if ok {
 		return page, err
+	}
+	if left != nil {
+		ctx = context.WithValue(ctx, pageInjectKey{}, left) // listraw.go
 	}
 	s.drops.reset()
 	var take toolsTake

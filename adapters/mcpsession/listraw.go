@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
 	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -118,7 +119,7 @@ type pageInjectKey struct{}
 
 // decodeListTools decodes a tools/list result as the SDK's client session
 // does (its internal/json.Unmarshal, v1.8.0: a nesting bound of
-// sdkMaxDepth, then segmentio/encoding/json matching field names
+// sdkjson.MaxDepth, then segmentio/encoding/json matching field names
 // case-sensitively, into an *mcp.ListToolsResult, which has no
 // UnmarshalJSON of its own; see parseAsSDK), its error wrapped as the SDK
 // wraps it; a panic in the decoder is errMalformed. encoding/json would
@@ -130,7 +131,7 @@ func decodeListTools(raw json.RawMessage) (res *mcp.ListToolsResult, err error) 
 			res, err = nil, errMalformed
 		}
 	}()
-	if tooDeep(raw, sdkMaxDepth) {
+	if sdkjson.TooDeep(raw) {
 		return nil, fmt.Errorf("calling %q: %w", methodListTools, errTooDeep)
 	}
 	res = new(mcp.ListToolsResult)
@@ -150,43 +151,6 @@ func parseAsSDK(raw []byte, v any) error {
 	return err
 }
 
-// sdkMaxDepth is the nesting bound of the SDK's result decoder.
-const sdkMaxDepth = 1000
-
 // errTooDeep is decodeListTools' error for a result nested deeper than the
 // SDK decodes.
 var errTooDeep = errors.New("json: nested too deep")
-
-// tooDeep reports whether the arrays and objects of data, counted as the
-// SDK counts them (every '{' and '[' outside a string opens one, every
-// '}' and ']' closes one, never below 0), nest deeper than max.
-func tooDeep(data []byte, max int) bool {
-	depth := 0
-	inString, escaped := false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > max {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
-}

@@ -10,10 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// sdkMaxDepth is the nesting the SDK's decoder accepts in one value.
-const sdkMaxDepth = 1000
+	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
+)
 
 // plainResult decodes raw (wireJSON's joined result) as the SDK's
 // json.Unmarshal into a CallToolResult would, without the SDK's decoder
@@ -29,7 +28,7 @@ const sdkMaxDepth = 1000
 // caller then decodes with the SDK. FuzzPlainResult checks that what it
 // returns marshals as the SDK's decoding does.
 func plainResult(content, structured json.RawMessage, isError bool, raw []byte) (*mcp.CallToolResult, bool) {
-	if !utf8.Valid(raw) || surrogateEscape(raw) || tooDeep(raw) {
+	if !utf8.Valid(raw) || surrogateEscape(raw) || sdkjson.TooDeep(raw) {
 		return nil, false
 	}
 	out := &mcp.CallToolResult{IsError: isError}
@@ -253,37 +252,4 @@ func surrogateEscape(b []byte) bool {
 		}
 		b = b[i+2:]
 	}
-}
-
-// tooDeep reports whether b nests deeper than the SDK's decoder accepts,
-// counted as the SDK counts.
-func tooDeep(b []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > sdkMaxDepth {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package sdkjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,4 +28,19 @@ func TestMarshal(t *testing.T) {
 
 	_, err = Marshal(func() {})
 	assert.Error(t, err)
+}
+
+// TestTooDeep pins the SDK decoder's count: brackets inside strings (and
+// after an escaped quote) do not count, closers never go below 0, and
+// exactly MaxDepth levels pass.
+func TestTooDeep(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	assert.False(t, TooDeep(nest(MaxDepth)))
+	assert.True(t, TooDeep(nest(MaxDepth+1)))
+	assert.True(t, TooDeep([]byte(strings.Repeat(`{"a":`, MaxDepth+1))), "unclosed counts as it opens")
+	assert.False(t, TooDeep([]byte(`"`+strings.Repeat("[", 2*MaxDepth)+`"`)))
+	assert.False(t, TooDeep([]byte(`"\"`+strings.Repeat("{", 2*MaxDepth)+`"`)))
+	assert.False(t, TooDeep(append([]byte(strings.Repeat("]", 5*MaxDepth)), nest(MaxDepth)...)))
 }

@@ -3,6 +3,8 @@ package httptransport
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // topMethod returns the string value of the top-level "method" member of
@@ -13,13 +15,13 @@ import (
 // go-sdk's decoder does. Values are skipped, not decoded, except the
 // method string. It never allocates more than the method's copy.
 func topMethod(data []byte) (method string, call, ok bool) {
-	i := skipWS(data, 0)
+	i := jsontext.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return "", false, false
 	}
 	i++
 	for {
-		i = skipWS(data, i)
+		i = jsontext.SkipSpace(data, i)
 		if i >= len(data) || data[i] == '}' {
 			if !ok {
 				return "", false, false
@@ -34,17 +36,17 @@ func topMethod(data []byte) (method string, call, ok bool) {
 		default:
 			return "", false, false
 		}
-		kend := skipString(data, i)
+		kend := jsontext.SkipString(data, i)
 		if kend < 0 {
 			return "", false, false
 		}
 		key := data[i:kend]
-		i = skipWS(data, kend)
+		i = jsontext.SkipSpace(data, kend)
 		if i >= len(data) || data[i] != ':' {
 			return "", false, false
 		}
-		i = skipWS(data, i+1)
-		vend := skipValue(data, i)
+		i = jsontext.SkipSpace(data, i+1)
+		vend := jsontext.SkipValue(data, i)
 		if vend < 0 {
 			return "", false, false
 		}
@@ -71,76 +73,4 @@ func keyIs(key []byte, name string) bool {
 	}
 	var s string
 	return json.Unmarshal(key, &s) == nil && s == name
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] (a
-// quote), or -1 when it does not end.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the JSON value starting at b[i], or
-// -1 when it does not end. Objects and arrays are skipped by bracket
-// depth, strings inside them respected; scalars run to the next
-// delimiter.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end := skipString(b, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && !scalarEnd(b[j]) {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
-}
-
-// scalarEnd reports whether c ends a scalar JSON value.
-func scalarEnd(c byte) bool {
-	switch c {
-	case ',', '}', ']', ' ', '\t', '\r', '\n':
-		return true
-	}
-	return false
 }

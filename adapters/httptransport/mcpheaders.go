@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // The protocol headers, as the go-sdk (v1.8.0, mcp/streamable_headers.go)
@@ -94,13 +96,13 @@ func member(data []byte, name string) ([]byte, bool) {
 // objectMember is member, and also reports whether data is a whole JSON
 // object (as far as skipping its values tells).
 func objectMember(data []byte, name string) (val []byte, found, obj bool) {
-	i := skipWS(data, 0)
+	i := jsontext.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false, false
 	}
 	i++
 	for {
-		i = skipWS(data, i)
+		i = jsontext.SkipSpace(data, i)
 		if i >= len(data) {
 			return nil, false, false
 		}
@@ -114,17 +116,17 @@ func objectMember(data []byte, name string) (val []byte, found, obj bool) {
 		default:
 			return nil, false, false
 		}
-		kend := skipString(data, i)
+		kend := jsontext.SkipString(data, i)
 		if kend < 0 {
 			return nil, false, false
 		}
 		key := data[i:kend]
-		i = skipWS(data, kend)
+		i = jsontext.SkipSpace(data, kend)
 		if i >= len(data) || data[i] != ':' {
 			return nil, false, false
 		}
-		i = skipWS(data, i+1)
-		vend := skipValue(data, i)
+		i = jsontext.SkipSpace(data, i+1)
+		vend := jsontext.SkipValue(data, i)
 		if vend < 0 {
 			return nil, false, false
 		}

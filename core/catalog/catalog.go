@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -529,7 +530,7 @@ func resultSizeMeta(v any) (int, bool) {
 }
 
 func trimSpace(b []byte) []byte {
-	return b[skipSpace(b, 0):]
+	return b[jsontext.SkipSpace(b, 0):]
 }
 
 func sortRejected(r []Rejected) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/core/refusal"
 	"github.com/mcpward/mcpward/ports"
 )
@@ -274,63 +275,18 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (_ ports.ToolResu
 func eachElement(a []byte, f func(item []byte) bool) bool {
 	i := 1 // past '['
 	for {
-		i = skipSpace(a, i)
+		i = jsontext.SkipSpace(a, i)
 		if a[i] == ']' {
 			return true
 		}
 		start := i
-		i = skipValue(a, i)
+		i = jsontext.SkipValue(a, i)
 		if !f(a[start:i]) {
 			return false
 		}
-		i = skipSpace(a, i)
+		i = jsontext.SkipSpace(a, i)
 		if a[i] == ',' {
 			i++
 		}
 	}
-}
-
-func skipSpace(a []byte, i int) int {
-	for i < len(a) && (a[i] == ' ' || a[i] == '\t' || a[i] == '\n' || a[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value starting at a[i].
-func skipValue(a []byte, i int) int {
-	depth, inString := 0, false
-	for ; i < len(a); i++ {
-		c := a[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			if depth == 0 {
-				return i // end of a scalar before the array's close
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return i
 }

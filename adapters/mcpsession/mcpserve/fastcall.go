@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // serve's own tools/call at its stdio connection.
@@ -455,11 +456,11 @@ func parseCall(params []byte) (name string, args, meta json.RawMessage, ok bool)
 		!utf8.Valid(params) || !json.Valid(params) {
 		return "", nil, nil, false
 	}
-	p := skipWS(params, 0)
+	p := jsontext.SkipSpace(params, 0)
 	if params[p] != '{' {
 		return "", nil, nil, false
 	}
-	p = skipWS(params, p+1)
+	p = jsontext.SkipSpace(params, p+1)
 	var haveName, haveArgs, haveMeta bool
 	for {
 		if p >= len(params) || params[p] != '"' {
@@ -470,8 +471,8 @@ func parseCall(params []byte) (name string, args, meta json.RawMessage, ok bool)
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return "", nil, nil, false
 		}
-		p = skipWS(params, p+2+end)
-		p = skipWS(params, p+1) // the ':'
+		p = jsontext.SkipSpace(params, p+2+end)
+		p = jsontext.SkipSpace(params, p+1) // the ':'
 		switch string(key) {
 		case "name":
 			if haveName || params[p] != '"' {
@@ -488,14 +489,14 @@ func parseCall(params []byte) (name string, args, meta json.RawMessage, ok bool)
 			if haveArgs || params[p] != '{' {
 				return "", nil, nil, false
 			}
-			e := skipObject(params, p)
+			e := jsontext.SkipValue(params, p)
 			args, haveArgs = json.RawMessage(params[p:e]), true
 			p = e
 		case "_meta":
 			if haveMeta || params[p] != '{' {
 				return "", nil, nil, false
 			}
-			e := skipObject(params, p)
+			e := jsontext.SkipValue(params, p)
 			meta, haveMeta = json.RawMessage(params[p:e]), true
 			if bytes.IndexByte(meta, '\\') >= 0 {
 				return "", nil, nil, false
@@ -504,49 +505,16 @@ func parseCall(params []byte) (name string, args, meta json.RawMessage, ok bool)
 		default:
 			return "", nil, nil, false
 		}
-		p = skipWS(params, p)
+		p = jsontext.SkipSpace(params, p)
 		if params[p] == '}' {
 			break
 		}
-		p = skipWS(params, p+1) // the ','
+		p = jsontext.SkipSpace(params, p+1) // the ','
 	}
 	if !haveName {
 		return "", nil, nil, false
 	}
 	return name, args, meta, true
-}
-
-// skipWS returns the index of the first byte at or after p that is not
-// JSON whitespace.
-func skipWS(b []byte, p int) int {
-	for p < len(b) && (b[p] == ' ' || b[p] == '\t' || b[p] == '\n' || b[p] == '\r') {
-		p++
-	}
-	return p
-}
-
-// skipObject returns the index just past the valid JSON object or array
-// that starts at p.
-func skipObject(b []byte, p int) int {
-	depth := 0
-	for ; p < len(b); p++ {
-		switch b[p] {
-		case '"':
-			for p++; b[p] != '"'; p++ {
-				if b[p] == '\\' {
-					p++
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return p + 1
-			}
-		}
-	}
-	return p
 }
 
 // serveStdio serves one client over t with the fast path, as

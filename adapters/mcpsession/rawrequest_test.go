@@ -218,12 +218,18 @@ func TestRoundTripFailuresAsSDK(t *testing.T) {
 			return err
 		}},
 		{"close", func(t *testing.T, s *session, _ *memPeer, release chan struct{}) error {
+			// The peer is released only once the call has returned: released
+			// before, it could answer before Close began, and the call would
+			// succeed on either path.
+			closed := make(chan struct{})
 			go func() {
+				defer close(closed)
 				time.Sleep(50 * time.Millisecond)
-				close(release)
 				_ = s.Close()
 			}()
 			_, err := s.Call(context.Background(), ports.CallRequest{Name: "hang"})
+			close(release)
+			<-closed
 			return err
 		}},
 	}

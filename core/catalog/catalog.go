@@ -304,6 +304,7 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		denied = opts.DeniedTools
 	}
 	var scratch canon
+	pre := l.prepared.matches(l.Tools)
 	for i, it := range l.Tools {
 		if it.Name == "" {
 			reject(ports.ListTools, "", ReasonInvalidName)
@@ -322,7 +323,8 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			continue
 		}
 		seen[it.Name] = struct{}{}
-		if !admitted(it.InputSchema, &scratch) {
+		// Discover's preparer checked the schema already.
+		if pre && l.prepared.ks[i] < 0 || !pre && !admitted(it.InputSchema, &scratch) {
 			reject(ports.ListTools, it.Name, ReasonInvalidInputSchema)
 			continue
 		}

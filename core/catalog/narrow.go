@@ -525,7 +525,7 @@ func (n *narrower) child(v any, seg string, depth int) {
 }
 
 // appendPointerToken appends s escaped as a JSON pointer token (RFC 6901).
-func appendPointerToken(dst []byte, s string) []byte {
+func appendPointerToken[S string | []byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '~':

@@ -3,9 +3,11 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -197,4 +199,94 @@ func FuzzRawSchemaAgrees(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkRawAgrees)
+}
+
+// fixtureSchema is tool i's input schema in bench/internal/fixture
+// (catalogSchema), which the listing benchmarks serve.
+func fixtureSchema(i int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+		`"path":{"type":"string","description":"Path of the collection to read for tool %d"},`+
+		`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum number of records"},`+
+		`"recursive":{"type":"boolean","default":false},`+
+		`"options":{"type":"object","properties":{"encoding":{"type":"string","enum":["utf-8","latin1"]},"follow":{"type":"boolean"}},"additionalProperties":false},`+
+		`"tags":{"type":"array","items":{"type":"string"},"maxItems":10,"description":"Only records with these tags"}},`+
+		`"required":["path"],"additionalProperties":false}`, i))
+}
+
+// pagedSession serves ready tools in pages of 100.
+type pagedSession struct {
+	fuzzSession
+	tools []ports.ToolItem
+}
+
+func (s *pagedSession) List(_ context.Context, kind ports.ListKind, cursor string) (ports.Page, error) {
+	i, _ := strconv.Atoi(cursor)
+	end := min(i+100, len(s.tools))
+	p := ports.Page{Tools: s.tools[i:end]}
+	if end < len(s.tools) {
+		p.NextCursor = strconv.Itoa(end)
+	}
+	return p, nil
+}
+
+// BenchmarkRawSchema10k builds the catalog of the fixture's 10,000 tools
+// whose schemas are decoded trees ("tree", the decoding not counted),
+// json.RawMessage ("raw"), or decoded by encoding/json within the loop
+// ("decode+tree", what a tree costs in all); "build" is Build alone,
+// "discover" Discover (100 pages, its preparer) and Build.
+func BenchmarkRawSchema10k(b *testing.B) {
+	const n = 10_000
+	raws := make([]json.RawMessage, n)
+	for i := range raws {
+		raws[i] = fixtureSchema(i)
+	}
+	items := func(decode bool) []ports.ToolItem {
+		tools := make([]ports.ToolItem, n)
+		for i := range tools {
+			tools[i] = ports.ToolItem{Name: fmt.Sprintf("tool_%05d", i), Description: "Reads records.", InputSchema: raws[i]}
+			if decode {
+				var v any
+				if err := json.Unmarshal(raws[i], &v); err != nil {
+					b.Fatal(err)
+				}
+				tools[i].InputSchema = v
+			}
+		}
+		return tools
+	}
+	check := func(b *testing.B) {
+		if len(sinkCatalog.Tools) != n || len(sinkCatalog.Diagnostics) != 0 {
+			b.Fatalf("built %d tools, %d diagnostics", len(sinkCatalog.Tools), len(sinkCatalog.Diagnostics))
+		}
+	}
+	id := ports.SessionIdentity{ServerID: "store", Declared: []ports.ListKind{ports.ListTools}}
+	for _, mode := range []string{"tree", "raw", "decode+tree"} {
+		b.Run("build/"+mode, func(b *testing.B) {
+			tools := items(mode == "tree")
+			b.ReportAllocs()
+			for b.Loop() {
+				l := tools
+				if mode == "decode+tree" {
+					l = items(true)
+				}
+				sinkCatalog = Build("store", id, Lists{Tools: l}, nil, nil)
+			}
+			check(b)
+		})
+		b.Run("discover/"+mode, func(b *testing.B) {
+			sess := &pagedSession{fuzzSession: fuzzSession{id: id}, tools: items(mode == "tree")}
+			b.ReportAllocs()
+			for b.Loop() {
+				if mode == "decode+tree" {
+					sess.tools = items(true)
+				}
+				l, err := Discover(context.Background(), sess, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkCatalog = Build("store", id, l, nil, nil)
+			}
+			check(b)
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"regexp"
@@ -215,7 +216,11 @@ func (n *narrower) emitRaw(nd *rnode, mask uint32, depth int) {
 				n.buf = append(n.buf, ':')
 				plen := len(n.path)
 				n.path = append(n.path, "/properties/"...)
-				n.path = appendPointerToken(n.path, literalString(key))
+				if body := key[1 : len(key)-1]; bytes.IndexByte(body, '\\') < 0 {
+					n.path = appendPointerToken(n.path, body)
+				} else {
+					n.path = appendPointerToken(n.path, decodeString(key))
+				}
 				n.schemaRaw(sub, depth+1)
 				n.path = n.path[:plen]
 			})

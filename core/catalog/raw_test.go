@@ -290,3 +290,36 @@ func BenchmarkRawSchema10k(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCanon holds canon to encoding/json on any bytes: refused exactly
+// when Unmarshal refuses; otherwise, for a value nested at most
+// maxValueDepth deep, the canonical form is what the encoder writes for
+// the decoded value and the size its valueSize; for a deeper one, the
+// decoded value itself.
+func FuzzCanon(f *testing.F) {
+	for _, b := range rawSeeds(f) {
+		f.Add(b)
+	}
+	for _, s := range []string{`"\u00"`, `"\x"`, "\"\x1f\"", `[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `tru`, `nul`, `falsey`,
+		`-`, `-01`, `1.`, `.5`, `1e`, `1e+`, `+1`, `0x1`, `[`, `]`, `{"a":[}`, "\"\\ud800\\udc00\"", `"\uD83D"`, "[\"\xed\xa0\x80\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c canon
+		got := c.run(b)
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			require.Equal(t, rawRefused, got)
+			return
+		}
+		var e encoder
+		if !e.value(v, 0) {
+			require.Equal(t, rawDeep, got)
+			require.Equal(t, v, c.takeTree())
+			return
+		}
+		require.Equal(t, rawOK, got)
+		require.Equal(t, string(e.buf), string(c.out))
+		require.Equal(t, valueSize(v, 0, math.MaxInt64, 0), c.size)
+	})
+}

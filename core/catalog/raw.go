@@ -494,9 +494,17 @@ func (p *packer) packWrittenRaw(c []byte) uint32 {
 // json.RawMessage) into p and stores it as written into wp. k is its index
 // in p, -1 when Build does not admit it (see admitted); w is its index in
 // wp, -1 when it has no as-written form (nested deeper than
-// maxValueDepth).
-func packTool(p, wp *packer, v any) (k, w int32, dropped []string) {
+// maxValueDepth). form, when not nil, is the canonical form of v, a
+// json.RawMessage, made already.
+func packTool(p, wp *packer, v any, form []byte) (k, w int32, dropped []string) {
 	k, w = -1, -1
+	if form != nil {
+		if !rawObject(form) {
+			return k, w, nil
+		}
+		u, d := p.packRaw(form)
+		return int32(u), int32(wp.packWrittenRaw(form)), d
+	}
 	if b, isRaw := v.(json.RawMessage); isRaw {
 		switch p.canon.run(b) {
 		case rawRefused:
@@ -596,28 +604,60 @@ func packOutput(pp **packer, v any) (k uint32, narrowed []string, state int) {
 // schemaSize returns n plus valueSize of the schema v (decoded, or a
 // json.RawMessage: valueSize of what Unmarshal decodes from it). Bytes
 // Unmarshal refuses count their length. An output schema (input false)
-// that is absent (see packOutput) counts nothing.
-func schemaSize(v any, n, limit int64, input bool) int64 {
+// that is absent (see packOutput) counts nothing. c is scratch; canonical
+// reports whether c.out holds v's canonical form afterwards.
+func schemaSize(v any, n, limit int64, input bool, c *canon) (size int64, canonical bool) {
 	if b, isRaw := v.(json.RawMessage); isRaw {
 		if len(b) == 0 && !input {
-			return n
+			return n, false
 		}
-		c := canons.Get().(*canon)
-		defer canons.Put(c)
 		switch c.run(b) {
 		case rawRefused:
-			return n + int64(len(b))
+			return n + int64(len(b)), false
 		case rawDeep:
 			v = c.takeTree()
 		default:
 			if !input && string(c.out) == "null" {
-				return n
+				return n, false
 			}
-			return n + c.size
+			return n + c.size, true
 		}
 	}
 	if v == nil && !input {
-		return n
+		return n, false
 	}
-	return valueSize(v, n, limit, 0)
+	return valueSize(v, n, limit, 0), false
 }
+
+// pageForms are the canonical forms of the raw input schemas of one tools
+// page, which Discover's drain makes while it counts the page's bytes
+// (see toolSize) and its preparer narrows from (see packTool).
+type pageForms struct {
+	data []byte
+	// ends[i] is the end in data of tool i's form, which starts where
+	// tool i-1's ends; equal ends mean no form.
+	ends []int
+}
+
+// add appends tool len(f.ends)'s form, nil for none.
+func (f *pageForms) add(form []byte) {
+	f.data = append(f.data, form...)
+	f.ends = append(f.ends, len(f.data))
+}
+
+// get returns tool i's form, nil when it has none.
+func (f *pageForms) get(i int) []byte {
+	if f == nil || i >= len(f.ends) {
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = f.ends[i-1]
+	}
+	if start == f.ends[i] {
+		return nil
+	}
+	return f.data[start:f.ends[i]:f.ends[i]]
+}
+
+func (f *pageForms) reset() { f.data, f.ends = f.data[:0], f.ends[:0] }

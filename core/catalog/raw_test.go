@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -264,6 +265,7 @@ func BenchmarkRawSchema10k(b *testing.B) {
 		b.Run("build/"+mode, func(b *testing.B) {
 			tools := items(mode == "tree")
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				l := tools
 				if mode == "decode+tree" {
@@ -276,6 +278,7 @@ func BenchmarkRawSchema10k(b *testing.B) {
 		b.Run("discover/"+mode, func(b *testing.B) {
 			sess := &pagedSession{fuzzSession: fuzzSession{id: id}, tools: items(mode == "tree")}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if mode == "decode+tree" {
 					sess.tools = items(true)
@@ -322,4 +325,20 @@ func FuzzCanon(f *testing.F) {
 		require.Equal(t, string(e.buf), string(c.out))
 		require.Equal(t, valueSize(v, 0, math.MaxInt64, 0), c.size)
 	})
+}
+
+// reportCPU returns a func that reports the process's CPU time (user and
+// system, all goroutines, the collector's included) per op since
+// reportCPU was called: on a shared machine it varies less than ns/op.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -311,9 +311,9 @@ func (p *preparedTools) matches(tools []ports.ToolItem) bool {
 // Discover fetches the next page, while the page's decoded schemas are
 // still warm in the cache.
 type preparer struct {
-	pages  chan preparerPage
+	pages chan preparerPage
 	// free holds the pageForms the goroutine is done with, for reuse.
-	free chan *pageForms
+	free   chan *pageForms
 	done   chan struct{}
 	out    preparedTools
 	closed bool // pages is closed (finish or stop ran)

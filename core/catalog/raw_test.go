@@ -342,3 +342,74 @@ func cpuTime() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// TestRawSchemaEdgeCases spells out what a raw schema comes to in the
+// cases ports.ToolItem's contract names (FuzzRawSchemaAgrees holds every
+// case to the decoded schema's catalog).
+func TestRawSchemaEdgeCases(t *testing.T) {
+	deep := `{"default":` + strings.Repeat("[", 130) + strings.Repeat("]", 130) + `}`
+	for _, tc := range []struct {
+		name, in, out string
+		// narrowed and written are the Spec's InputSchema and
+		// ServerInputSchema; reject the reason the tool is rejected
+		// for; diags the diagnostics' reasons.
+		narrowed, written, outSchema, reject string
+		dropped, diags                       []string
+	}{
+		{name: "duplicates, the last wins", in: `{"type":"string","type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}}}`,
+			narrowed: `{"properties":{"a":{"type":"integer"}},"type":"object"}`, written: `{"properties":{"a":{"type":"integer"}},"type":"object"}`},
+		{name: "escaped name", in: `{"\u0074ype":"string"}`, reject: ReasonInvalidInputSchema},
+		{name: "escapes, -0, 1e308", in: `{"properties":{"\u0061\/b":{"minimum":-0,"maximum":1e308,"maxLength":2.0}}}`,
+			narrowed: `{"properties":{"a/b":{"maxLength":2,"maximum":1e+308,"minimum":-0}},"type":"object"}`,
+			written:  `{"properties":{"a/b":{"maxLength":2,"maximum":1e+308,"minimum":-0}}}`},
+		{name: "invalid UTF-8", in: "{\"title\":\"a\xffb\",\"properties\":{\"\xfe\":{}}}",
+			narrowed: `{"properties":{"` + "\uFFFD" + `":{}},"title":"a` + "\uFFFD" + `b","type":"object"}`,
+			written:  `{"properties":{"` + "\uFFFD" + `":{}},"title":"a` + "\uFFFD" + `b"}`},
+		{name: "HTML characters escaped", in: `{"properties":{"<&>":{"const":"\u2028"}}}`,
+			narrowed: `{"properties":{"\u003c\u0026\u003e":{"const":"\u2028"}},"type":"object"}`,
+			written:  `{"properties":{"\u003c\u0026\u003e":{"const":"\u2028"}}}`},
+		{name: "whitespace", in: " {\n\t\"type\" : \"object\" }\r\n", narrowed: `{"type":"object"}`, written: `{"type":"object"}`},
+		{name: "x-mcp-header left out when narrowed", in: `{"properties":{"h":{"x-mcp-header":"X-Region","type":"string"}}}`,
+			narrowed: `{"properties":{"h":{"type":"string"}},"type":"object"}`,
+			written:  `{"properties":{"h":{"type":"string","x-mcp-header":"X-Region"}}}`},
+		{name: "nested past 128 levels", in: deep, narrowed: `{"type":"object"}`, diags: []string{DiagInputSchemaTooDeep}},
+		{name: "nested past 32 schema levels", in: strings.Repeat(`{"properties":{"a":`, 34) + `{"type":"string"}` + strings.Repeat("}}", 34),
+			narrowed: `{"properties":{"a":` + strings.Repeat(`{"properties":{"a":`, 32) + `{}` + strings.Repeat("}}", 32) + `},"type":"object"}`,
+			written:  strings.Repeat(`{"properties":{"a":`, 34) + `{"type":"string"}` + strings.Repeat("}}", 34),
+			dropped:  []string{strings.Repeat("/properties/a", 33)}, diags: []string{DiagSchemaNarrowed}},
+		{name: "trailing bytes", in: `{"type":"object"} x`, reject: ReasonInvalidInputSchema},
+		{name: "number out of range", in: `{"minimum":1e400}`, reject: ReasonInvalidInputSchema},
+		{name: "nesting past encoding/json's limit", in: strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001), reject: ReasonInvalidInputSchema},
+		{name: "empty", in: ``, reject: ReasonInvalidInputSchema},
+		{name: "null input", in: `null`, reject: ReasonInvalidInputSchema},
+		{name: "null output", in: `{}`, out: `null`, narrowed: `{"type":"object"}`, written: `{}`},
+		{name: "output out of range", in: `{}`, out: `{"maximum":-1e309}`, narrowed: `{"type":"object"}`, written: `{}`, diags: []string{DiagOutputSchemaInvalid}},
+		{name: "output not an object", in: `{}`, out: `[{}]`, narrowed: `{"type":"object"}`, written: `{}`, diags: []string{DiagOutputSchemaInvalid}},
+		{name: "output", in: `{}`, out: `{"properties":{"n":{"type":"number","type":"integer"}}}`, narrowed: `{"type":"object"}`, written: `{}`,
+			outSchema: `{"properties":{"n":{"type":"integer"}},"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			it := ports.ToolItem{Name: "t", InputSchema: json.RawMessage(tc.in)}
+			if tc.out != "" {
+				it.OutputSchema = json.RawMessage(tc.out)
+			}
+			cat := Build("srv", ports.SessionIdentity{ServerID: "srv"}, Lists{Tools: []ports.ToolItem{it}}, nil, nil)
+			if tc.reject != "" {
+				require.Empty(t, cat.Tools)
+				require.Equal(t, []Rejected{{Server: "srv", Kind: ports.ListTools, Name: "t", Reason: tc.reject}}, cat.Rejected)
+				return
+			}
+			require.Len(t, cat.Tools, 1)
+			s := cat.Tools[0].Spec()
+			require.Equal(t, tc.narrowed, string(s.InputSchema))
+			require.Equal(t, tc.written, string(s.ServerInputSchema))
+			require.Equal(t, tc.outSchema, string(s.OutputSchema))
+			require.Equal(t, tc.dropped, cat.Tools[0].Narrowed())
+			var diags []string
+			for _, d := range cat.Diagnostics {
+				diags = append(diags, d.Reason)
+			}
+			require.Equal(t, tc.diags, diags)
+		})
+	}
+}

@@ -36,7 +36,10 @@ const (
 // outputSchema (see valueSize), plus sizeAnnotations and the annotations'
 // title when it has annotations. Once the size exceeds limit it stops and returns a value
 // over limit, so the walk costs at most about limit steps whatever the
-// tool holds.
+// tool holds. A schema that is a json.RawMessage counts what valueSize
+// counts for the value Unmarshal decodes from it (see schemaSize); its
+// bytes, already in memory, are read whole, in time linear in their
+// length.
 func toolSize(it *ports.ToolItem, limit int64) int64 {
 	c := canons.Get().(*canon)
 	defer canons.Put(c)

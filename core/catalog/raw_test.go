@@ -413,3 +413,67 @@ func TestRawSchemaEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// twinSchemas returns FuzzBuild's generated schema v as raw bytes (what
+// encoding/json writes for it) and as the value those bytes decode to;
+// a value encoding/json cannot write, or whose bytes it cannot read back,
+// becomes {} in both.
+func twinSchemas(v any) (raw, tree any) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		var d any
+		if err = json.Unmarshal(b, &d); err == nil {
+			return json.RawMessage(b), d
+		}
+	}
+	return json.RawMessage("{}"), map[string]any{}
+}
+
+// twins returns two copies of s whose tools' schemas are raw bytes in one
+// and the values they decode to in the other (see twinSchemas).
+func twins(s *fuzzSession) (raw, tree *fuzzSession) {
+	raw = &fuzzSession{id: s.id, pages: map[ports.ListKind][]fuzzPage{}}
+	tree = &fuzzSession{id: s.id, pages: map[ports.ListKind][]fuzzPage{}}
+	for k, pages := range s.pages {
+		for _, p := range pages {
+			rp, tp := p, p
+			rp.page.Tools, tp.page.Tools = nil, nil
+			for _, it := range p.page.Tools {
+				r, tr := it, it
+				r.InputSchema, tr.InputSchema = twinSchemas(it.InputSchema)
+				r.OutputSchema, tr.OutputSchema = twinSchemas(it.OutputSchema)
+				rp.page.Tools = append(rp.page.Tools, r)
+				tp.page.Tools = append(tp.page.Tools, tr)
+			}
+			raw.pages[k] = append(raw.pages[k], rp)
+			tree.pages[k] = append(tree.pages[k], tp)
+		}
+	}
+	return raw, tree
+}
+
+// FuzzRawDiscoverAgrees runs FuzzBuild's generated servers (many pages,
+// tight bounds, odd cursors) once with every tool schema as raw bytes and
+// once as the value those bytes decode to: Discover keeps the same tools
+// and marks the same lists partial (the byte bound counts alike), and the
+// catalogs Build makes of both agree.
+func FuzzRawDiscoverAgrees(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &gen{b: data, shallow: true}
+		sess, opts := g.session("srv")
+		rawSess, treeSess := twins(sess)
+		rl, rerr := Discover(context.Background(), rawSess, opts)
+		tl, terr := Discover(context.Background(), treeSess, opts)
+		require.Equal(t, terr, rerr)
+		require.Equal(t, tl.Partial, rl.Partial)
+		require.Equal(t, len(tl.Tools), len(rl.Tools))
+		require.Equal(t, tl.Dropped, rl.Dropped)
+		require.Equal(t, viewOf(Build("srv", sess.id, tl, nil, nil)), viewOf(Build("srv", sess.id, rl, nil, nil)))
+	})
+}

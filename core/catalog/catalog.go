@@ -303,7 +303,6 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		}
 		denied = opts.DeniedTools
 	}
-	var scratch canon
 	pre := l.prepared.matches(l.Tools)
 	for i, it := range l.Tools {
 		if it.Name == "" {
@@ -323,8 +322,9 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			continue
 		}
 		seen[it.Name] = struct{}{}
-		// Discover's preparer checked the schema already.
-		if pre && l.prepared.ks[i] < 0 || !pre && !admitted(it.InputSchema, &scratch) {
+		// Discover's preparer checked the schema already; prepare
+		// checks a raw one (see mayAdmit).
+		if pre && l.prepared.ks[i] < 0 || !pre && !mayAdmit(it.InputSchema) {
 			reject(ports.ListTools, it.Name, ReasonInvalidInputSchema)
 			continue
 		}
@@ -335,6 +335,12 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	drafts := make([]draft, len(l.Tools))
 	var sb schemaBuilder
 	prepare(server, l.Tools, idx, drafts, l.prepared, &sb)
+	idx = slices.DeleteFunc(idx, func(i int) bool {
+		if drafts[i].invalid {
+			reject(ports.ListTools, drafts[i].name, ReasonInvalidInputSchema)
+		}
+		return drafts[i].invalid
+	})
 
 	// kept are the indices (into l.Tools) of the tools admitted.
 	kept := make([]int, 0, len(idx))

@@ -430,19 +430,24 @@ type draft struct {
 	k, w       uint32
 	hasW       bool
 	dropped    []string
+	// invalid: the schema, a json.RawMessage, is not one Build admits
+	// (see mayAdmit); nothing was packed.
+	invalid bool
 }
 
-// packDraft narrows the admitted schema v into p and stores it as written
-// in wp, for d.
+// packDraft narrows the schema v, which mayAdmit admits, into p and
+// stores it as written in wp, for d; d.invalid when Build does not admit
+// it after all.
 func packDraft(p, wp *packer, v any, d *draft) {
 	k, w, dropped := packTool(p, wp, v, nil)
 	d.p, d.wp, d.k, d.dropped = p, wp, uint32(k), dropped
-	d.w, d.hasW = uint32(w), w >= 0
+	d.w, d.hasW, d.invalid = uint32(w), w >= 0, k < 0
 }
 
 // prepare fills, for each index in idx, drafts[i]'s host name, server
-// name and narrowed schema from items[i], whose InputSchema objectSchema
-// admits. It takes the narrowed schemas from pre when Discover prepared
+// name and narrowed schema from items[i], whose InputSchema mayAdmit
+// admits (drafts[i].invalid when it is raw and Build does not admit it
+// after all). It takes the narrowed schemas from pre when Discover prepared
 // them; otherwise large catalogs are split across up to GOMAXPROCS
 // goroutines, each packing its own share, and prepare returns when all are
 // done. Every packer used is registered with sb, in a fixed order.

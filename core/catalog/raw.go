@@ -532,19 +532,12 @@ func packTool(p, wp *packer, v any, form []byte) (k, w int32, dropped []string) 
 	return k, w, dropped
 }
 
-// admitted reports whether Build admits the inputSchema v (decoded, or a
-// json.RawMessage): see objectSchema. Bytes Unmarshal refuses are not
-// admitted. c is scratch.
-func admitted(v any, c *canon) bool {
-	if b, isRaw := v.(json.RawMessage); isRaw {
-		switch c.run(b) {
-		case rawRefused:
-			return false
-		case rawDeep:
-			v = c.takeTree()
-		default:
-			return rawObject(c.out)
-		}
+// mayAdmit reports whether Build may admit the inputSchema v: for a
+// decoded schema, whether objectSchema admits it; a json.RawMessage is
+// checked while it is packed (see packTool), which rewrites it anyway.
+func mayAdmit(v any) bool {
+	if _, isRaw := v.(json.RawMessage); isRaw {
+		return true
 	}
 	_, ok := objectSchema(v)
 	return ok

@@ -1,9 +1,12 @@
 package httptransport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -92,4 +95,68 @@ func BenchmarkListing10k(b *testing.B) {
 			})
 		}
 	}
+}
+
+// listingPage is a tools/list answer as the listing server writes it: 100
+// tools with their schemas, about 75 KiB.
+func listingPage() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","id":3,"result":{"nextCursor":"abc","tools":[`)
+	for i := range 100 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"catalog_%05d","description":"Reads records from collection %d.","inputSchema":{"type":"object","properties":{`+
+			`"path":{"type":"string","description":"Path of the collection to read for tool %d"},`+
+			`"limit":{"type":"integer","minimum":1,"maximum":1000,"description":"Maximum number of records"},`+
+			`"recursive":{"type":"boolean","default":false},`+
+			`"options":{"type":"object","properties":{"encoding":{"type":"string","enum":["utf-8","latin1"]},"follow":{"type":"boolean"}},"additionalProperties":false},`+
+			`"tags":{"type":"array","items":{"type":"string"},"maxItems":10,"description":"Only records with these tags"}},`+
+			`"required":["path"],"additionalProperties":false}}`, i, i, i)
+	}
+	b.WriteString(`]}}`)
+	return b.Bytes()
+}
+
+// BenchmarkPageBody reads one tools/list page (about 75 KiB) as the
+// transport reads an answer's body, in reads of at most 4 KiB (as a
+// chunked HTTP body arrives): sse, the page as one event through the SSE
+// reader (as processStream does); json, the page as a JSON body read
+// under the receive cap (capBody) and recycled once decoded (as conn
+// does). The message's decoding is left out: this is the framing alone.
+//
+//	cd adapters/httptransport
+//	go test -run '^$' -bench PageBody -count 5
+func BenchmarkPageBody(b *testing.B) {
+	page := listingPage()
+	b.Run("sse", func(b *testing.B) {
+		stream := append(append([]byte("event: message\ndata: "), page...), "\n\n"...)
+		r := &failingPieces{}
+		b.SetBytes(int64(len(stream)))
+		b.ReportAllocs()
+		for range b.N {
+			r.b, r.n = stream, 4<<10
+			s := newSSEReader(r, DefaultReceiveCap)
+			ev, err := s.next()
+			if err != nil || len(ev.data) != len(page) {
+				b.Fatal("event not read")
+			}
+			s.release()
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		rt := &roundTripper{cap: DefaultReceiveCap}
+		r := &failingPieces{}
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for range b.N {
+			r.b, r.n = page, 4<<10
+			resp, err := rt.capBody(&http.Response{Body: io.NopCloser(r), ContentLength: -1, Request: req})
+			if err != nil || resp.ContentLength != int64(len(page)) {
+				b.Fatal("body not read")
+			}
+			resp.Body.(*bufferedBody).recycle()
+		}
+	})
 }

@@ -77,6 +77,22 @@ func newSSEReader(body io.Reader, limit int64) *sseReader {
 	return &sseReader{body: body, limit: l, bufs: ssePool.Get().(*sseBufs), ds: -1}
 }
 
+// lasting marks the reader's stream as one that may stay open for the
+// whole session (the legacy era's standalone GET stream): a buffer the
+// pool handed out grown by earlier streams is swapped for a first-size
+// one (the grown one goes back to the pool), so that an idle stream does
+// not hold up to maxPooledSSE for its lifetime. It may still grow for an
+// event that needs it, as any stream's buffer does.
+func (s *sseReader) lasting() {
+	b := s.bufs
+	if len(b.buf) <= sseBufSize {
+		return
+	}
+	big := &sseBufs{buf: b.buf}
+	b.buf = make([]byte, sseBufSize)
+	ssePool.Put(big)
+}
+
 // release gives the buffers back (a buffer larger than maxPooledSSE is
 // left to the collector); the reader must not be used after, nor the data
 // of an event it returned.

@@ -344,3 +344,22 @@ func TestSSEAnswerBufferReused(t *testing.T) {
 		assert.JSONEq(t, result(i), string(r.Result), "answer %d", i)
 	}
 }
+
+// TestSSEReaderLastingStreamStartsSmall: the reader of a stream that may
+// stay open for the session (the standalone GET stream) does not keep a
+// grown buffer the pool hands it; a call's stream does.
+func TestSSEReaderLastingStreamStartsSmall(t *testing.T) {
+	for _, lasting := range []bool{false, true} {
+		s := newSSEReader(strings.NewReader(""), 1<<20)
+		s.bufs.buf = make([]byte, 256<<10) // as a listing's page left it
+		if lasting {
+			s.lasting()
+			assert.Equal(t, sseBufSize, len(s.bufs.buf))
+		} else {
+			assert.Equal(t, 256<<10, len(s.bufs.buf))
+		}
+		_, err := s.next()
+		require.ErrorIs(t, err, io.EOF)
+		s.release()
+	}
+}

@@ -38,9 +38,13 @@ type auditQueue struct {
 	// delay is how long an enqueued record may wait for a write before
 	// the Store writes it on its own; 0 means deferredDelay.
 	delay time.Duration
-	// timer is the scheduled write of enqueued records, nil when none is
-	// scheduled.
+	// timer is the Store's own write of enqueued records (nil until the
+	// first Enqueue); armed says it is scheduled: from the Enqueue that
+	// found no write scheduled until a write takes the pending batch,
+	// which carries every enqueued record, so that the Store writes on
+	// its own only records that waited delay for another write.
 	timer *time.Timer
+	armed bool
 	// lost is set when a write that carried enqueued records failed,
 	// until Flush reports it.
 	lost bool
@@ -78,12 +82,18 @@ func (q *auditQueue) withdraw(b *auditBatch, i int) bool {
 }
 
 // take returns the pending batch and makes a new one start; only the
-// holder of the Store's auditMu calls it.
+// holder of the Store's auditMu calls it. The batch carries every
+// enqueued record, so the Store's own write is no longer needed: it is
+// called off (one that fired already finds it so and writes nothing).
 func (q *auditQueue) take() *auditBatch {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	b := q.pending
 	q.pending = nil
+	if q.armed {
+		q.armed = false
+		q.timer.Stop()
+	}
 	return b
 }
 
@@ -101,24 +111,33 @@ func (s *Store) enqueueDeferred(line []byte) error {
 	}
 	q.pending.lines = append(q.pending.lines, line)
 	q.pending.deferred++
-	if q.timer == nil {
+	if !q.armed {
 		d := q.delay
 		if d <= 0 {
 			d = deferredDelay
 		}
-		q.timer = time.AfterFunc(d, s.writeDeferred)
+		q.armed = true
+		if q.timer == nil {
+			q.timer = time.AfterFunc(d, s.writeDeferred)
+		} else {
+			q.timer.Reset(d)
+		}
 	}
 	return nil
 }
 
 // writeDeferred is the Store's own write of the pending batch, when
-// enqueued records waited deferredDelay for another write.
+// enqueued records waited deferredDelay for another write; it writes
+// nothing when a write took them since it was scheduled.
 func (s *Store) writeDeferred() {
 	s.auditMu <- struct{}{}
 	defer func() { <-s.auditMu }()
 	s.auditQ.mu.Lock()
-	s.auditQ.timer = nil
+	armed := s.auditQ.armed
 	s.auditQ.mu.Unlock()
+	if !armed {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deferredWriteTimeout)
 	defer cancel()
 	s.commit(ctx, s.auditQ.take())
@@ -327,8 +346,9 @@ func (s *Store) closeAudit() error {
 	q := &s.auditQ
 	q.mu.Lock()
 	q.closed = true
-	if q.timer != nil {
-		q.timer.Stop() // a writeDeferred already started finds nothing pending
+	if q.armed {
+		q.armed = false
+		q.timer.Stop() // a writeDeferred already started writes nothing
 	}
 	q.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), deferredWriteTimeout)

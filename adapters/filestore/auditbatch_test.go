@@ -332,3 +332,35 @@ func TestAuditEnqueueFailedWriteReportedByFlush(t *testing.T) {
 	good.mu.Unlock()
 	assert.Equal(t, 1, good.syncs, "an empty Flush writes nothing")
 }
+
+// TestAuditEnqueueOwnWriteCalledOffByAWrite: a write that carries the
+// enqueued records calls the Store's own write off, so a record enqueued
+// after it waits the whole delay for another write, as the first did
+// (serve enqueues each call's outcome and the next call's start record
+// carries it: the Store's own fsync would otherwise come every delay and
+// hold up a call's start record behind it).
+func TestAuditEnqueueOwnWriteCalledOffByAWrite(t *testing.T) {
+	s, dir := newStore(t)
+	const delay = 300 * time.Millisecond
+	s.auditQ.delay = delay
+	var rec syncRecorder
+	rec.install(s, dir, nil)
+	require.NoError(t, s.Enqueue(callRecord(1)))
+	require.NoError(t, s.Append(t.Context(), callRecord(2)), "carries record 1")
+	time.Sleep(delay * 2 / 3)
+	require.NoError(t, s.Enqueue(callRecord(3)))
+	enqueued := time.Now()
+	time.Sleep(delay / 2) // past the first record's delay, within the third's
+	rec.mu.Lock()
+	syncs, durable := rec.syncs, rec.durable
+	rec.mu.Unlock()
+	if time.Since(enqueued) < delay { // else the machine stalled: nothing to tell
+		assert.Equal(t, 1, syncs, "no write on its own before record 3 waited the delay")
+		assert.NotContains(t, durable, "n=003;")
+	}
+	require.Eventually(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return strings.Contains(rec.durable, "n=003;")
+	}, 10*time.Second, time.Millisecond, "written on its own once it waited the delay")
+}

@@ -303,6 +303,7 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		}
 		denied = opts.DeniedTools
 	}
+	pre := l.prepared.matches(l.Tools)
 	for i, it := range l.Tools {
 		if it.Name == "" {
 			reject(ports.ListTools, "", ReasonInvalidName)
@@ -321,7 +322,9 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			continue
 		}
 		seen[it.Name] = struct{}{}
-		if _, ok := objectSchema(it.InputSchema); !ok {
+		// Discover's preparer checked the schema already; prepare
+		// checks a raw one (see mayAdmit).
+		if pre && l.prepared.ks[i] < 0 || !pre && !mayAdmit(it.InputSchema) {
 			reject(ports.ListTools, it.Name, ReasonInvalidInputSchema)
 			continue
 		}
@@ -332,6 +335,12 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	drafts := make([]draft, len(l.Tools))
 	var sb schemaBuilder
 	prepare(server, l.Tools, idx, drafts, l.prepared, &sb)
+	idx = slices.DeleteFunc(idx, func(i int) bool {
+		if drafts[i].invalid {
+			reject(ports.ListTools, drafts[i].name, ReasonInvalidInputSchema)
+		}
+		return drafts[i].invalid
+	})
 
 	// kept are the indices (into l.Tools) of the tools admitted.
 	kept := make([]int, 0, len(idx))
@@ -345,12 +354,10 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	for _, i := range idx {
 		d := &drafts[i]
 		if o := l.Tools[i].OutputSchema; o != nil {
-			if m, ok := objectSchema(o); ok {
-				if outPacker == nil {
-					outPacker = newPacker(maphash.MakeSeed())
-				}
-				outK[i], outNarrowed[i] = outPacker.pack(m)
-			} else {
+			switch k, narrowed, state := packOutput(&outPacker, o); state {
+			case schemaPacked:
+				outK[i], outNarrowed[i] = k, narrowed
+			case schemaInvalid:
 				if outputInvalid == nil {
 					outputInvalid = make(map[int]bool)
 				}

@@ -105,6 +105,8 @@ type packer struct {
 	dec  []byte  // scratch: an entry's JSON, to compare with buf
 	ends []int32 // scratch: valueEnds
 	open []int32 // scratch: valueEnds
+	// canon rewrites raw schemas (see packTool).
+	canon canon
 }
 
 func newPacker(seed maphash.Seed) *packer {
@@ -309,7 +311,9 @@ func (p *preparedTools) matches(tools []ports.ToolItem) bool {
 // Discover fetches the next page, while the page's decoded schemas are
 // still warm in the cache.
 type preparer struct {
-	pages  chan []ports.ToolItem
+	pages chan preparerPage
+	// free holds the pageForms the goroutine is done with, for reuse.
+	free   chan *pageForms
 	done   chan struct{}
 	out    preparedTools
 	closed bool // pages is closed (finish or stop ran)
@@ -322,10 +326,10 @@ type preparer struct {
 
 // packPrepared is how the goroutine narrows one schema; a test replaces
 // it to panic.
-var packPrepared = (*packer).pack
+var packPrepared = packTool
 
 func startPreparer() *preparer {
-	pr := &preparer{pages: make(chan []ports.ToolItem, 8), done: make(chan struct{})}
+	pr := &preparer{pages: make(chan preparerPage, 8), free: make(chan *pageForms, 10), done: make(chan struct{})}
 	go func() {
 		defer close(pr.done)
 		defer func() {
@@ -337,21 +341,18 @@ func startPreparer() *preparer {
 		}()
 		p, wp := newPacker(maphash.MakeSeed()), newPacker(maphash.MakeSeed())
 		pr.out.p, pr.out.wp = p, wp
-		for tools := range pr.pages {
+		for pg := range pr.pages {
+			tools := pg.tools
 			for i := range tools {
-				k, w := int32(-1), int32(-1)
-				var dropped []string
-				if m, ok := objectSchema(tools[i].InputSchema); ok {
-					var u uint32
-					u, dropped = packPrepared(p, m)
-					k = int32(u)
-					if u, ok := wp.packWritten(m); ok {
-						w = int32(u)
-					}
-				}
+				k, w, dropped := packPrepared(p, wp, tools[i].InputSchema, pg.forms.get(i))
 				pr.out.ks = append(pr.out.ks, k)
 				pr.out.ws = append(pr.out.ws, w)
 				pr.out.dropped = append(pr.out.dropped, dropped)
+			}
+			pg.forms.reset()
+			select {
+			case pr.free <- pg.forms:
+			default:
 			}
 		}
 		p.done()
@@ -378,10 +379,29 @@ func (pr *preparer) stop() {
 	}
 }
 
-// add queues one page's tools, in page order.
-func (pr *preparer) add(tools []ports.ToolItem) {
+// preparerPage is one page's tools and the canonical forms of their raw
+// input schemas.
+type preparerPage struct {
+	tools []ports.ToolItem
+	forms *pageForms
+}
+
+// forms returns an empty pageForms for the next page.
+func (pr *preparer) forms() *pageForms {
+	select {
+	case f := <-pr.free:
+		return f
+	default:
+		return new(pageForms)
+	}
+}
+
+// add queues one page's tools, in page order, with the canonical forms
+// of their raw input schemas (see pageForms), which the preparer owns
+// from now on.
+func (pr *preparer) add(tools []ports.ToolItem, forms *pageForms) {
 	if len(tools) > 0 {
-		pr.pages <- tools
+		pr.pages <- preparerPage{tools, forms}
 	}
 }
 
@@ -410,18 +430,24 @@ type draft struct {
 	k, w       uint32
 	hasW       bool
 	dropped    []string
+	// invalid: the schema, a json.RawMessage, is not one Build admits
+	// (see mayAdmit); nothing was packed.
+	invalid bool
 }
 
-// packDraft narrows m into p and stores it as written in wp, for d.
-func packDraft(p, wp *packer, m map[string]any, d *draft) {
-	d.p, d.wp = p, wp
-	d.k, d.dropped = p.pack(m)
-	d.w, d.hasW = wp.packWritten(m)
+// packDraft narrows the schema v, which mayAdmit admits, into p and
+// stores it as written in wp, for d; d.invalid when Build does not admit
+// it after all.
+func packDraft(p, wp *packer, v any, d *draft) {
+	k, w, dropped := packTool(p, wp, v, nil)
+	d.p, d.wp, d.k, d.dropped = p, wp, uint32(k), dropped
+	d.w, d.hasW, d.invalid = uint32(w), w >= 0, k < 0
 }
 
 // prepare fills, for each index in idx, drafts[i]'s host name, server
-// name and narrowed schema from items[i], whose InputSchema objectSchema
-// admits. It takes the narrowed schemas from pre when Discover prepared
+// name and narrowed schema from items[i], whose InputSchema mayAdmit
+// admits (drafts[i].invalid when it is raw and Build does not admit it
+// after all). It takes the narrowed schemas from pre when Discover prepared
 // them; otherwise large catalogs are split across up to GOMAXPROCS
 // goroutines, each packing its own share, and prepare returns when all are
 // done. Every packer used is registered with sb, in a fixed order.
@@ -445,8 +471,7 @@ func prepare(server string, items []ports.ToolItem, idx []int, drafts []draft, p
 				sb.add(p)
 				sb.add(wp)
 			}
-			m, _ := objectSchema(items[i].InputSchema)
-			packDraft(p, wp, m, &drafts[i])
+			packDraft(p, wp, items[i].InputSchema, &drafts[i])
 		}
 		if p != nil {
 			p.done()
@@ -477,8 +502,7 @@ func prepare(server string, items []ports.ToolItem, idx []int, drafts []draft, p
 func prepareRange(server string, items []ports.ToolItem, idx []int, drafts []draft, p, wp *packer) {
 	for _, i := range idx {
 		setNames(server, &items[i], &drafts[i])
-		m, _ := objectSchema(items[i].InputSchema)
-		packDraft(p, wp, m, &drafts[i])
+		packDraft(p, wp, items[i].InputSchema, &drafts[i])
 	}
 	p.done()
 	wp.done()

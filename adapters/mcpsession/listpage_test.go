@@ -1,12 +1,16 @@
 package mcpsession
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/ports"
 )
 
 // TestDecodeToolsPage: each rule of listpage.go on its own. A schema is
@@ -114,4 +118,90 @@ func TestNumbersInRange(t *testing.T) {
 			assert.Equal(t, tc.want, numbersInRange([]byte(tc.json)))
 		})
 	}
+}
+
+// BenchmarkDecodeToolsPage: one page of 100 tools with benchSchema, decoded
+// as the SDK does (trees, then toolItem) and with the schemas kept raw.
+func BenchmarkDecodeToolsPage(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"tools":[`)
+	for i := range 100 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"name":"tool_%05d","description":"Reads records of kind %d.","inputSchema":%s}`, i, i, benchSchema(i))
+	}
+	sb.WriteString(`],"nextCursor":"abc"}`)
+	page := []byte(sb.String())
+	b.Run("trees", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(page)))
+		for range b.N {
+			res, err := decodeListTools(bytes.Clone(page))
+			if err != nil || !headerFree(res.Tools) {
+				b.Fatal(err)
+			}
+			tools := make([]ports.ToolItem, len(res.Tools))
+			for i, t := range res.Tools {
+				tools[i] = toolItem(t)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(page)))
+		for range b.N {
+			_, tools, ok := decodeToolsPage(bytes.Clone(page))
+			if !ok || len(tools) != 100 {
+				b.Fatal("not taken")
+			}
+			if _, isRaw := tools[0].InputSchema.(json.RawMessage); !isRaw {
+				b.Fatal("not raw")
+			}
+		}
+	})
+}
+
+// FuzzRawSchema: any JSON value as a tool's inputSchema and outputSchema
+// (and beside them, in _meta): decodeToolsPage takes the page only where
+// the SDK's decode takes it and its filter cannot change it, and then
+// every schema it hands on is the SDK's tree, or bytes encoding/json
+// decodes into that tree. FuzzListToolsTaken checks the same through a
+// session; this one reaches the schema's bytes directly.
+func FuzzRawSchema(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"p":{"type":"string"}}}`,
+		`{"properties":{"p":{"x-mcp-header":"P"}}}`,
+		`{"properties":{"p":{"x\u002dmcp-header":"P"}}}`,
+		`{"description":"\ud83d\ude00\ud800\udc00\u00e9","a":"\ud800\u0041"}`,
+		"{\"d\":\"\xff\",\"\xc3\":1}",
+		`[1e308,-0,1e-400,1e400]`,
+		`{"a":1,"a":{"b":2},"b":"\\\"1e999"}`,
+		`null`, `"s"`, `true`, `{}`, `[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			t.Skip()
+		}
+		s := string(b)
+		page := `{"tools":[{"name":"a","inputSchema":` + s + `},{"name":"b","inputSchema":{},"outputSchema":` + s + `,"_meta":{"m":` + s + `}}]}`
+		_, got, ok := decodeToolsPage(json.RawMessage(page))
+		want, err := decodeListTools(json.RawMessage(page))
+		if err != nil || !headerFree(want.Tools) {
+			if ok {
+				t.Fatalf("taken, the SDK's path does not take it (%v)", err)
+			}
+			return
+		}
+		if !ok {
+			return // conservative: the tree decode, today's path
+		}
+		wantTools := make([]ports.ToolItem, len(want.Tools))
+		for i, tl := range want.Tools {
+			wantTools[i] = toolItem(tl)
+		}
+		assert.Equal(t, wantTools, asTrees(t, got))
+	})
 }

@@ -112,12 +112,29 @@ type ToolItem struct {
 	Description string
 	// InputSchema is the server's inputSchema as encoding/json decodes a
 	// JSON value into an any (map[string]any, []any, string, float64,
-	// bool or nil). It is shared and read-only: nobody modifies it.
+	// bool or nil), or a json.RawMessage holding that JSON value as the
+	// server sent it. It is shared and read-only: nobody modifies it.
+	//
+	// For a json.RawMessage, core/catalog produces exactly what it
+	// produces for the value encoding/json's Unmarshal decodes from those
+	// bytes into an any: every ToolSpec field, narrowed paths,
+	// diagnostics, rejections with their reasons and the discovery byte
+	// bound's accounting. So duplicate member names count as the last
+	// one, escapes in names and strings are decoded ("\u0074ype" is
+	// "type"), invalid UTF-8 becomes U+FFFD, numbers are float64s (written
+	// back as encoding/json writes a float64), and null is nil. Bytes
+	// Unmarshal refuses (not one JSON value, a number out of float64's
+	// range, nesting past encoding/json's limit) are an invalid schema: an
+	// inputSchema is rejected as one that is not a JSON object, an
+	// outputSchema is reported invalid as one that is not an object, and
+	// the byte bound counts their length.
 	InputSchema any
 	// Meta is the tool's _meta object decoded the same way, or nil.
 	Meta map[string]any
-	// OutputSchema is the server's outputSchema decoded like InputSchema,
-	// nil when the tool declared none. Shared and read-only.
+	// OutputSchema is the server's outputSchema decoded like InputSchema
+	// (or a json.RawMessage, as InputSchema), nil when the tool declared
+	// none; a json.RawMessage of length 0, or holding null, is none too.
+	// Shared and read-only.
 	OutputSchema any
 	// Annotations are the tool's annotations, nil when it had none.
 	Annotations *ToolAnnotations

@@ -303,6 +303,8 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 		}
 		denied = opts.DeniedTools
 	}
+	var scratch canon
+	pre := l.prepared.matches(l.Tools)
 	for i, it := range l.Tools {
 		if it.Name == "" {
 			reject(ports.ListTools, "", ReasonInvalidName)
@@ -321,7 +323,8 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 			continue
 		}
 		seen[it.Name] = struct{}{}
-		if _, ok := objectSchema(it.InputSchema); !ok {
+		// Discover's preparer checked the schema already.
+		if pre && l.prepared.ks[i] < 0 || !pre && !admitted(it.InputSchema, &scratch) {
 			reject(ports.ListTools, it.Name, ReasonInvalidInputSchema)
 			continue
 		}
@@ -345,12 +348,10 @@ func Build(server string, id ports.SessionIdentity, l Lists, c Caller, opts *Opt
 	for _, i := range idx {
 		d := &drafts[i]
 		if o := l.Tools[i].OutputSchema; o != nil {
-			if m, ok := objectSchema(o); ok {
-				if outPacker == nil {
-					outPacker = newPacker(maphash.MakeSeed())
-				}
-				outK[i], outNarrowed[i] = outPacker.pack(m)
-			} else {
+			switch k, narrowed, state := packOutput(&outPacker, o); state {
+			case schemaPacked:
+				outK[i], outNarrowed[i] = k, narrowed
+			case schemaInvalid:
 				if outputInvalid == nil {
 					outputInvalid = make(map[int]bool)
 				}

@@ -330,10 +330,29 @@ func (n *narrower) drop() {
 //
 // The output is compact JSON with sorted keys, written as encoding/json
 // writes it; narrowing it again gives the same bytes and reports nothing.
+//
+// schema may also be a json.RawMessage: Narrow then returns what it
+// returns for the value encoding/json's Unmarshal decodes from those bytes
+// into an any (see ports.ToolItem), and for bytes Unmarshal refuses what
+// it returns for nil.
 func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 	n := narrowers.Get().(*narrower)
 	n.reset()
-	n.root(schema)
+	if b, isRaw := schema.(json.RawMessage); isRaw {
+		c := canons.Get().(*canon)
+		switch c.run(b) {
+		case rawOK:
+			n.rootRaw(c.out)
+		case rawDeep:
+			v, _ := rawTree(b)
+			n.root(v)
+		default:
+			n.root(nil)
+		}
+		canons.Put(c)
+	} else {
+		n.root(schema)
+	}
 	narrowed, dropped = bytes.Clone(n.buf), n.dropped
 	n.dropped = nil
 	narrowers.Put(n)
@@ -506,7 +525,7 @@ func (n *narrower) child(v any, seg string, depth int) {
 }
 
 // appendPointerToken appends s escaped as a JSON pointer token (RFC 6901).
-func appendPointerToken(dst []byte, s string) []byte {
+func appendPointerToken[S string | []byte](dst []byte, s S) []byte {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '~':

@@ -105,6 +105,8 @@ type packer struct {
 	dec  []byte  // scratch: an entry's JSON, to compare with buf
 	ends []int32 // scratch: valueEnds
 	open []int32 // scratch: valueEnds
+	// canon rewrites raw schemas (see packTool).
+	canon canon
 }
 
 func newPacker(seed maphash.Seed) *packer {
@@ -322,7 +324,7 @@ type preparer struct {
 
 // packPrepared is how the goroutine narrows one schema; a test replaces
 // it to panic.
-var packPrepared = (*packer).pack
+var packPrepared = packTool
 
 func startPreparer() *preparer {
 	pr := &preparer{pages: make(chan []ports.ToolItem, 8), done: make(chan struct{})}
@@ -339,16 +341,7 @@ func startPreparer() *preparer {
 		pr.out.p, pr.out.wp = p, wp
 		for tools := range pr.pages {
 			for i := range tools {
-				k, w := int32(-1), int32(-1)
-				var dropped []string
-				if m, ok := objectSchema(tools[i].InputSchema); ok {
-					var u uint32
-					u, dropped = packPrepared(p, m)
-					k = int32(u)
-					if u, ok := wp.packWritten(m); ok {
-						w = int32(u)
-					}
-				}
+				k, w, dropped := packPrepared(p, wp, tools[i].InputSchema)
 				pr.out.ks = append(pr.out.ks, k)
 				pr.out.ws = append(pr.out.ws, w)
 				pr.out.dropped = append(pr.out.dropped, dropped)
@@ -412,11 +405,12 @@ type draft struct {
 	dropped    []string
 }
 
-// packDraft narrows m into p and stores it as written in wp, for d.
-func packDraft(p, wp *packer, m map[string]any, d *draft) {
-	d.p, d.wp = p, wp
-	d.k, d.dropped = p.pack(m)
-	d.w, d.hasW = wp.packWritten(m)
+// packDraft narrows the admitted schema v into p and stores it as written
+// in wp, for d.
+func packDraft(p, wp *packer, v any, d *draft) {
+	k, w, dropped := packTool(p, wp, v)
+	d.p, d.wp, d.k, d.dropped = p, wp, uint32(k), dropped
+	d.w, d.hasW = uint32(w), w >= 0
 }
 
 // prepare fills, for each index in idx, drafts[i]'s host name, server
@@ -445,8 +439,7 @@ func prepare(server string, items []ports.ToolItem, idx []int, drafts []draft, p
 				sb.add(p)
 				sb.add(wp)
 			}
-			m, _ := objectSchema(items[i].InputSchema)
-			packDraft(p, wp, m, &drafts[i])
+			packDraft(p, wp, items[i].InputSchema, &drafts[i])
 		}
 		if p != nil {
 			p.done()
@@ -477,8 +470,7 @@ func prepare(server string, items []ports.ToolItem, idx []int, drafts []draft, p
 func prepareRange(server string, items []ports.ToolItem, idx []int, drafts []draft, p, wp *packer) {
 	for _, i := range idx {
 		setNames(server, &items[i], &drafts[i])
-		m, _ := objectSchema(items[i].InputSchema)
-		packDraft(p, wp, m, &drafts[i])
+		packDraft(p, wp, items[i].InputSchema, &drafts[i])
 	}
 	p.done()
 	wp.done()

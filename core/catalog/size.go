@@ -39,13 +39,11 @@ const (
 // tool holds.
 func toolSize(it *ports.ToolItem, limit int64) int64 {
 	n := int64(sizeTool + len(it.Name) + len(it.Title) + len(it.Description))
-	n = valueSize(it.InputSchema, n, limit, 0)
+	n = schemaSize(it.InputSchema, n, limit, true)
 	if it.Meta != nil {
 		n = valueSize(it.Meta, n, limit, 0)
 	}
-	if it.OutputSchema != nil {
-		n = valueSize(it.OutputSchema, n, limit, 0)
-	}
+	n = schemaSize(it.OutputSchema, n, limit, false)
 	if it.Annotations != nil {
 		n += sizeAnnotations + int64(len(it.Annotations.Title))
 	}

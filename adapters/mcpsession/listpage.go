@@ -10,6 +10,7 @@ import (
 	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
+	"github.com/mcpward/mcpward/core/jsontext"
 	"github.com/mcpward/mcpward/ports"
 )
 
@@ -158,7 +159,9 @@ func numbersInRange(b []byte) bool {
 		c := b[i]
 		switch {
 		case c == '"':
-			i = stringEnd(b, i+1)
+			if i = jsontext.SkipString(b, i); i < 0 {
+				return true // a string that does not end holds no number
+			}
 		case c == '-' || '0' <= c && c <= '9':
 			start, exp := i, false
 			for i < len(b) {
@@ -180,24 +183,4 @@ func numbersInRange(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// stringEnd returns the index after the closing quote of the string whose
-// contents start at b[i], or len(b) when it does not close.
-func stringEnd(b []byte, i int) int {
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return len(b)
-		}
-		q := i + j
-		k := q
-		for k > i && b[k-1] == '\\' {
-			k--
-		}
-		if (q-k)%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
-	}
 }

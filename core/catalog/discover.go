@@ -210,6 +210,10 @@ type tally struct {
 	bounds
 	items int
 	bytes int64
+	// canon is toolSize's scratch; forms, when not nil, gets the
+	// canonical forms of the raw input schemas of the tools counted.
+	canon canon
+	forms *pageForms
 }
 
 // take counts one item of size bytes, or returns the Partial* reason when
@@ -233,7 +237,7 @@ func (t *tally) takeTools(tools []ports.ToolItem) (int, string) {
 		if t.items >= t.maxItems { // before the walk of toolSize
 			return i, PartialItemsExceeded
 		}
-		if r := t.take(toolSize(&tools[i], t.maxBytes-t.bytes)); r != "" {
+		if r := t.take(toolSizeForms(&tools[i], t.maxBytes-t.bytes, &t.canon, t.forms)); r != "" {
 			return i, r
 		}
 	}
@@ -309,10 +313,12 @@ func drain(ctx context.Context, sess ports.Session, serverID string, kind ports.
 		}
 		var over string
 		if kind == ports.ListTools {
+			t.forms = pr.forms()
 			n, r := t.takeTools(page.Tools)
 			over = r
 			l.Tools = appendTools(l.Tools, page.Tools[:n])
-			pr.add(page.Tools[:n])
+			pr.add(page.Tools[:n], t.forms)
+			t.forms = nil
 			if over == "" {
 				n, over = t.takeDropped(page.Dropped)
 				l.Dropped = append(l.Dropped, page.Dropped[:n]...)

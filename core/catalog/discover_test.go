@@ -594,7 +594,7 @@ func TestDiscoverPreparerPanic(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	saved := packPrepared
 	t.Cleanup(func() { packPrepared = saved })
-	packPrepared = func(*packer, *packer, any) (int32, int32, []string) { panic("pack broke") }
+	packPrepared = func(*packer, *packer, any, []byte) (int32, int32, []string) { panic("pack broke") }
 	pages := 0
 	base := connect(t, portstest.SessionScript{Identity: ports.SessionIdentity{Declared: []ports.ListKind{ports.ListTools}}})
 	sess := listFunc{base, func(_ context.Context, _ ports.ListKind, cursor string) (ports.Page, error) {

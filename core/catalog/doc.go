@@ -63,7 +63,12 @@
 //
 // Narrowing is one walk over the decoded schema that writes compact JSON
 // with sorted keys; only those bytes are kept per tool, and the validator
-// is compiled from them on the tool's first call.
+// is compiled from them on the tool's first call. A schema handed over as
+// a json.RawMessage (see ports.ToolItem) is not decoded: its bytes are
+// rewritten once into that compact form (duplicate names collapsed, names,
+// strings and numbers written as encoding/json writes their decoded
+// values), and narrowing walks those bytes, with the same result as for
+// the decoded schema.
 //
 // # Result size
 //

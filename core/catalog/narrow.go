@@ -344,8 +344,7 @@ func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 		case rawOK:
 			n.rootRaw(c.out)
 		case rawDeep:
-			v, _ := rawTree(b)
-			n.root(v)
+			n.root(c.takeTree())
 		default:
 			n.root(nil)
 		}

@@ -311,7 +311,9 @@ func (p *preparedTools) matches(tools []ports.ToolItem) bool {
 // Discover fetches the next page, while the page's decoded schemas are
 // still warm in the cache.
 type preparer struct {
-	pages  chan []ports.ToolItem
+	pages chan preparerPage
+	// free holds the pageForms the goroutine is done with, for reuse.
+	free   chan *pageForms
 	done   chan struct{}
 	out    preparedTools
 	closed bool // pages is closed (finish or stop ran)
@@ -327,7 +329,7 @@ type preparer struct {
 var packPrepared = packTool
 
 func startPreparer() *preparer {
-	pr := &preparer{pages: make(chan []ports.ToolItem, 8), done: make(chan struct{})}
+	pr := &preparer{pages: make(chan preparerPage, 8), free: make(chan *pageForms, 10), done: make(chan struct{})}
 	go func() {
 		defer close(pr.done)
 		defer func() {
@@ -339,12 +341,18 @@ func startPreparer() *preparer {
 		}()
 		p, wp := newPacker(maphash.MakeSeed()), newPacker(maphash.MakeSeed())
 		pr.out.p, pr.out.wp = p, wp
-		for tools := range pr.pages {
+		for pg := range pr.pages {
+			tools := pg.tools
 			for i := range tools {
-				k, w, dropped := packPrepared(p, wp, tools[i].InputSchema)
+				k, w, dropped := packPrepared(p, wp, tools[i].InputSchema, pg.forms.get(i))
 				pr.out.ks = append(pr.out.ks, k)
 				pr.out.ws = append(pr.out.ws, w)
 				pr.out.dropped = append(pr.out.dropped, dropped)
+			}
+			pg.forms.reset()
+			select {
+			case pr.free <- pg.forms:
+			default:
 			}
 		}
 		p.done()
@@ -371,10 +379,29 @@ func (pr *preparer) stop() {
 	}
 }
 
-// add queues one page's tools, in page order.
-func (pr *preparer) add(tools []ports.ToolItem) {
+// preparerPage is one page's tools and the canonical forms of their raw
+// input schemas.
+type preparerPage struct {
+	tools []ports.ToolItem
+	forms *pageForms
+}
+
+// forms returns an empty pageForms for the next page.
+func (pr *preparer) forms() *pageForms {
+	select {
+	case f := <-pr.free:
+		return f
+	default:
+		return new(pageForms)
+	}
+}
+
+// add queues one page's tools, in page order, with the canonical forms
+// of their raw input schemas (see pageForms), which the preparer owns
+// from now on.
+func (pr *preparer) add(tools []ports.ToolItem, forms *pageForms) {
 	if len(tools) > 0 {
-		pr.pages <- tools
+		pr.pages <- preparerPage{tools, forms}
 	}
 }
 
@@ -408,7 +435,7 @@ type draft struct {
 // packDraft narrows the admitted schema v into p and stores it as written
 // in wp, for d.
 func packDraft(p, wp *packer, v any, d *draft) {
-	k, w, dropped := packTool(p, wp, v)
+	k, w, dropped := packTool(p, wp, v, nil)
 	d.p, d.wp, d.k, d.dropped = p, wp, uint32(k), dropped
 	d.w, d.hasW = uint32(w), w >= 0
 }

@@ -28,7 +28,7 @@ const (
 	// number out of float64's range, nesting past its limit).
 	rawRefused
 	// rawDeep: the value is nested deeper than maxValueDepth, so it has
-	// no as-written form; the caller decodes it (see rawTree).
+	// no as-written form; it was decoded instead (see canon.takeTree).
 	rawDeep
 )
 
@@ -48,6 +48,15 @@ type canon struct {
 	size int64
 	// bad: a number out of range; deep: nesting over maxValueDepth.
 	bad, deep bool
+	// tree is the decoded value after run returned rawDeep (see takeTree).
+	tree any
+}
+
+// takeTree returns the value run decoded, and forgets it.
+func (c *canon) takeTree() any {
+	v := c.tree
+	c.tree = nil
+	return v
 }
 
 // rmember is one member of an object being rewritten: its decoded name,
@@ -64,29 +73,40 @@ var canons = sync.Pool{New: func() any { return new(canon) }}
 // run rewrites b and returns rawOK, rawRefused or rawDeep.
 func (c *canon) run(b []byte) int {
 	c.out, c.mem, c.keys, c.size, c.bad, c.deep = c.out[:0], c.mem[:0], c.keys[:0], 0, false, false
-	if !json.Valid(b) {
-		return rawRefused
-	}
-	if c.value(b, jsontext.SkipSpace(b, 0), 0) < 0 {
-		if c.bad {
+	i := c.value(b, jsontext.SkipSpace(b, 0), 0)
+	switch {
+	case c.deep:
+		v, ok := rawTree(b)
+		if !ok {
 			return rawRefused
 		}
+		c.tree = v
 		return rawDeep
+	case i < 0 || jsontext.SkipSpace(b, i) != len(b):
+		return rawRefused
 	}
 	return rawOK
 }
 
-// value rewrites the valid JSON value at b[i] and returns its end, or -1
-// (c.bad or c.deep set).
+// value rewrites the JSON value at b[i] and returns its end, or -1: the
+// bytes are not a JSON value there (syntax as encoding/json's scanner
+// checks it) or hold a number out of range, or (c.deep set) the value is
+// nested deeper than maxValueDepth.
 func (c *canon) value(b []byte, i, depth int) int {
 	if depth > maxValueDepth {
 		c.deep = true
 		return -1
 	}
+	if i >= len(b) {
+		return -1
+	}
 	switch b[i] {
 	case '"':
-		end := jsontext.SkipString(b, i)
-		if s := b[i+1 : end-1]; plain(s) {
+		end, simple := scanString(b, i)
+		if end < 0 {
+			return -1
+		}
+		if simple || plain(b[i+1:end-1]) {
 			c.out = append(c.out, b[i:end]...)
 			c.size += int64(end - i)
 		} else {
@@ -96,46 +116,101 @@ func (c *canon) value(b []byte, i, depth int) int {
 		}
 		return end
 	case 't':
-		c.out = append(c.out, "true"...)
-		c.size += 5
-		return i + 4
+		return c.literal(b, i, "true", 5)
 	case 'f':
-		c.out = append(c.out, "false"...)
-		c.size += 5
-		return i + 5
+		return c.literal(b, i, "false", 5)
 	case 'n':
-		c.out = append(c.out, "null"...)
-		c.size += 4
-		return i + 4
+		return c.literal(b, i, "null", 4)
 	case '[':
 		c.out = append(c.out, '[')
 		c.size += 2
 		i = jsontext.SkipSpace(b, i+1)
-		for first := true; b[i] != ']'; first = false {
-			if !first {
-				c.out = append(c.out, ',')
-			}
+		if i < len(b) && b[i] == ']' {
+			c.out = append(c.out, ']')
+			return i + 1
+		}
+		for {
 			c.size++
 			if i = c.value(b, i, depth+1); i < 0 {
 				return -1
 			}
-			if i = jsontext.SkipSpace(b, i); b[i] == ',' {
-				i = jsontext.SkipSpace(b, i+1)
+			if i = jsontext.SkipSpace(b, i); i >= len(b) {
+				return -1
 			}
+			switch b[i] {
+			case ',':
+				c.out = append(c.out, ',')
+				i = jsontext.SkipSpace(b, i+1)
+				continue
+			case ']':
+				c.out = append(c.out, ']')
+				return i + 1
+			}
+			return -1
 		}
-		c.out = append(c.out, ']')
-		return i + 1
 	case '{':
 		return c.object(b, i, depth)
 	}
 	return c.number(b, i)
 }
 
+// literal rewrites the literal lit (true, false, null) at b[i], which
+// adds size to valueSize.
+func (c *canon) literal(b []byte, i int, lit string, size int64) int {
+	end := i + len(lit)
+	if end > len(b) || string(b[i:end]) != lit {
+		return -1
+	}
+	c.out = append(c.out, lit...)
+	c.size += size
+	return end
+}
+
+// scanString returns the end of the JSON string literal at b[i], or -1
+// when there is none (an unescaped control character, a bad escape, no
+// closing quote), and whether its body is all printable ASCII that
+// needs no escape (so it is its own canonical form).
+func scanString(b []byte, i int) (end int, simple bool) {
+	simple = true
+	for j := i + 1; j < len(b); j++ {
+		switch x := b[j]; {
+		case x == '"':
+			return j + 1, simple
+		case x < 0x20:
+			return -1, false
+		case x == '\\':
+			simple = false
+			j++
+			if j >= len(b) {
+				return -1, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return -1, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return -1, false
+					}
+				}
+				j += 4
+			default:
+				return -1, false
+			}
+		case x >= utf8.RuneSelf || x == '<' || x == '>' || x == '&':
+			simple = false
+		}
+	}
+	return -1, false
+}
+
 // number rewrites the number at b[i] as appendNumber writes its float64.
 func (c *canon) number(b []byte, i int) int {
-	end := i
-	for end < len(b) && numberByte(b[end]) {
-		end++
+	end := numberEnd(b, i)
+	if end < 0 {
+		return -1
 	}
 	c.size += sizeNumber
 	if lit := b[i:end]; smallInt(lit) {
@@ -151,8 +226,47 @@ func (c *canon) number(b []byte, i int) int {
 	return end
 }
 
-func numberByte(x byte) bool {
-	return x >= '0' && x <= '9' || x == '-' || x == '+' || x == '.' || x == 'e' || x == 'E'
+// numberEnd returns the end of the JSON number at b[i], or -1 when there
+// is none: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func numberEnd(b []byte, i int) int {
+	digits := func(j int) int {
+		k := j
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k == j {
+			return -1
+		}
+		return k
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return -1
+	case b[i] == '0':
+		i++
+	default:
+		if i = digits(i); i < 0 {
+			return -1
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		if i = digits(i + 1); i < 0 {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i = digits(i); i < 0 {
+			return -1
+		}
+	}
+	return i
 }
 
 // smallInt reports whether the valid JSON number lit is an integer that
@@ -185,10 +299,20 @@ func (c *canon) object(b []byte, i, depth int) int {
 	c.out = append(c.out, '{')
 	c.size += 2
 	i = jsontext.SkipSpace(b, i+1)
-	for b[i] != '}' {
-		kend := jsontext.SkipString(b, i)
+	if i < len(b) && b[i] == '}' {
+		c.out = append(c.out, '}')
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		kend, simple := scanString(b, i)
+		if kend < 0 {
+			return -1
+		}
 		lit, key := b[i:kend], b[i+1:kend-1]
-		asIs := plain(key)
+		asIs := simple || plain(key)
 		if !asIs {
 			d := decodeString(lit)
 			c.keys = append(c.keys, d...)
@@ -208,15 +332,25 @@ func (c *canon) object(b []byte, i, depth int) int {
 		}
 		c.out = append(c.out, ':')
 		vs, size := len(c.out), c.size
-		i = jsontext.SkipSpace(b, jsontext.SkipSpace(b, kend)+1)
-		if i = c.value(b, i, depth+1); i < 0 {
+		if i = jsontext.SkipSpace(b, kend); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		if i = c.value(b, jsontext.SkipSpace(b, i+1), depth+1); i < 0 {
 			return -1
 		}
 		c.mem = append(c.mem, rmember{key: key, ks: ks, vs: vs, ve: len(c.out), size: c.size - size + 4 + int64(len(key))})
 		c.size += 4 + int64(len(key))
-		if i = jsontext.SkipSpace(b, i); b[i] == ',' {
-			i = jsontext.SkipSpace(b, i+1)
+		if i = jsontext.SkipSpace(b, i); i >= len(b) {
+			return -1
 		}
+		if b[i] == ',' {
+			i = jsontext.SkipSpace(b, i+1)
+			continue
+		}
+		if b[i] != '}' {
+			return -1
+		}
+		break
 	}
 	c.out = append(c.out, '}')
 	if !sorted {
@@ -360,15 +494,23 @@ func (p *packer) packWrittenRaw(c []byte) uint32 {
 // json.RawMessage) into p and stores it as written into wp. k is its index
 // in p, -1 when Build does not admit it (see admitted); w is its index in
 // wp, -1 when it has no as-written form (nested deeper than
-// maxValueDepth).
-func packTool(p, wp *packer, v any) (k, w int32, dropped []string) {
+// maxValueDepth). form, when not nil, is the canonical form of v, a
+// json.RawMessage, made already.
+func packTool(p, wp *packer, v any, form []byte) (k, w int32, dropped []string) {
 	k, w = -1, -1
+	if form != nil {
+		if !rawObject(form) {
+			return k, w, nil
+		}
+		u, d := p.packRaw(form)
+		return int32(u), int32(wp.packWrittenRaw(form)), d
+	}
 	if b, isRaw := v.(json.RawMessage); isRaw {
 		switch p.canon.run(b) {
 		case rawRefused:
 			return k, w, nil
 		case rawDeep:
-			v, _ = rawTree(b)
+			v = p.canon.takeTree()
 		default:
 			c := p.canon.out
 			if !rawObject(c) {
@@ -399,7 +541,7 @@ func admitted(v any, c *canon) bool {
 		case rawRefused:
 			return false
 		case rawDeep:
-			v, _ = rawTree(b)
+			v = c.takeTree()
 		default:
 			return rawObject(c.out)
 		}
@@ -433,7 +575,7 @@ func packOutput(pp **packer, v any) (k uint32, narrowed []string, state int) {
 		case rawRefused:
 			return 0, nil, schemaInvalid
 		case rawDeep:
-			v, _ = rawTree(b)
+			v = p.canon.takeTree()
 		default:
 			c := p.canon.out
 			if string(c) == "null" {
@@ -462,28 +604,60 @@ func packOutput(pp **packer, v any) (k uint32, narrowed []string, state int) {
 // schemaSize returns n plus valueSize of the schema v (decoded, or a
 // json.RawMessage: valueSize of what Unmarshal decodes from it). Bytes
 // Unmarshal refuses count their length. An output schema (input false)
-// that is absent (see packOutput) counts nothing.
-func schemaSize(v any, n, limit int64, input bool) int64 {
+// that is absent (see packOutput) counts nothing. c is scratch; canonical
+// reports whether c.out holds v's canonical form afterwards.
+func schemaSize(v any, n, limit int64, input bool, c *canon) (size int64, canonical bool) {
 	if b, isRaw := v.(json.RawMessage); isRaw {
 		if len(b) == 0 && !input {
-			return n
+			return n, false
 		}
-		c := canons.Get().(*canon)
-		defer canons.Put(c)
 		switch c.run(b) {
 		case rawRefused:
-			return n + int64(len(b))
+			return n + int64(len(b)), false
 		case rawDeep:
-			v, _ = rawTree(b)
+			v = c.takeTree()
 		default:
 			if !input && string(c.out) == "null" {
-				return n
+				return n, false
 			}
-			return n + c.size
+			return n + c.size, true
 		}
 	}
 	if v == nil && !input {
-		return n
+		return n, false
 	}
-	return valueSize(v, n, limit, 0)
+	return valueSize(v, n, limit, 0), false
 }
+
+// pageForms are the canonical forms of the raw input schemas of one tools
+// page, which Discover's drain makes while it counts the page's bytes
+// (see toolSize) and its preparer narrows from (see packTool).
+type pageForms struct {
+	data []byte
+	// ends[i] is the end in data of tool i's form, which starts where
+	// tool i-1's ends; equal ends mean no form.
+	ends []int
+}
+
+// add appends tool len(f.ends)'s form, nil for none.
+func (f *pageForms) add(form []byte) {
+	f.data = append(f.data, form...)
+	f.ends = append(f.ends, len(f.data))
+}
+
+// get returns tool i's form, nil when it has none.
+func (f *pageForms) get(i int) []byte {
+	if f == nil || i >= len(f.ends) {
+		return nil
+	}
+	start := 0
+	if i > 0 {
+		start = f.ends[i-1]
+	}
+	if start == f.ends[i] {
+		return nil
+	}
+	return f.data[start:f.ends[i]:f.ends[i]]
+}
+
+func (f *pageForms) reset() { f.data, f.ends = f.data[:0], f.ends[:0] }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -264,6 +265,7 @@ func BenchmarkRawSchema10k(b *testing.B) {
 		b.Run("build/"+mode, func(b *testing.B) {
 			tools := items(mode == "tree")
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				l := tools
 				if mode == "decode+tree" {
@@ -276,6 +278,7 @@ func BenchmarkRawSchema10k(b *testing.B) {
 		b.Run("discover/"+mode, func(b *testing.B) {
 			sess := &pagedSession{fuzzSession: fuzzSession{id: id}, tools: items(mode == "tree")}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				if mode == "decode+tree" {
 					sess.tools = items(true)
@@ -289,4 +292,188 @@ func BenchmarkRawSchema10k(b *testing.B) {
 			check(b)
 		})
 	}
+}
+
+// FuzzCanon holds canon to encoding/json on any bytes: refused exactly
+// when Unmarshal refuses; otherwise, for a value nested at most
+// maxValueDepth deep, the canonical form is what the encoder writes for
+// the decoded value and the size its valueSize; for a deeper one, the
+// decoded value itself.
+func FuzzCanon(f *testing.F) {
+	for _, b := range rawSeeds(f) {
+		f.Add(b)
+	}
+	for _, s := range []string{`"\u00"`, `"\x"`, "\"\x1f\"", `[1,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `tru`, `nul`, `falsey`,
+		`-`, `-01`, `1.`, `.5`, `1e`, `1e+`, `+1`, `0x1`, `[`, `]`, `{"a":[}`, "\"\\ud800\\udc00\"", `"\uD83D"`, "[\"\xed\xa0\x80\"]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c canon
+		got := c.run(b)
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			require.Equal(t, rawRefused, got)
+			return
+		}
+		var e encoder
+		if !e.value(v, 0) {
+			require.Equal(t, rawDeep, got)
+			require.Equal(t, v, c.takeTree())
+			return
+		}
+		require.Equal(t, rawOK, got)
+		require.Equal(t, string(e.buf), string(c.out))
+		require.Equal(t, valueSize(v, 0, math.MaxInt64, 0), c.size)
+	})
+}
+
+// reportCPU returns a func that reports the process's CPU time (user and
+// system, all goroutines, the collector's included) per op since
+// reportCPU was called: on a shared machine it varies less than ns/op.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// TestRawSchemaEdgeCases spells out what a raw schema comes to in the
+// cases ports.ToolItem's contract names (FuzzRawSchemaAgrees holds every
+// case to the decoded schema's catalog).
+func TestRawSchemaEdgeCases(t *testing.T) {
+	deep := `{"default":` + strings.Repeat("[", 130) + strings.Repeat("]", 130) + `}`
+	for _, tc := range []struct {
+		name, in, out string
+		// narrowed and written are the Spec's InputSchema and
+		// ServerInputSchema; reject the reason the tool is rejected
+		// for; diags the diagnostics' reasons.
+		narrowed, written, outSchema, reject string
+		dropped, diags                       []string
+	}{
+		{name: "duplicates, the last wins", in: `{"type":"string","type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}}}`,
+			narrowed: `{"properties":{"a":{"type":"integer"}},"type":"object"}`, written: `{"properties":{"a":{"type":"integer"}},"type":"object"}`},
+		{name: "escaped name", in: `{"\u0074ype":"string"}`, reject: ReasonInvalidInputSchema},
+		{name: "escapes, -0, 1e308", in: `{"properties":{"\u0061\/b":{"minimum":-0,"maximum":1e308,"maxLength":2.0}}}`,
+			narrowed: `{"properties":{"a/b":{"maxLength":2,"maximum":1e+308,"minimum":-0}},"type":"object"}`,
+			written:  `{"properties":{"a/b":{"maxLength":2,"maximum":1e+308,"minimum":-0}}}`},
+		{name: "invalid UTF-8", in: "{\"title\":\"a\xffb\",\"properties\":{\"\xfe\":{}}}",
+			narrowed: `{"properties":{"` + "\uFFFD" + `":{}},"title":"a` + "\uFFFD" + `b","type":"object"}`,
+			written:  `{"properties":{"` + "\uFFFD" + `":{}},"title":"a` + "\uFFFD" + `b"}`},
+		{name: "HTML characters escaped", in: `{"properties":{"<&>":{"const":"\u2028"}}}`,
+			narrowed: `{"properties":{"\u003c\u0026\u003e":{"const":"\u2028"}},"type":"object"}`,
+			written:  `{"properties":{"\u003c\u0026\u003e":{"const":"\u2028"}}}`},
+		{name: "whitespace", in: " {\n\t\"type\" : \"object\" }\r\n", narrowed: `{"type":"object"}`, written: `{"type":"object"}`},
+		{name: "x-mcp-header left out when narrowed", in: `{"properties":{"h":{"x-mcp-header":"X-Region","type":"string"}}}`,
+			narrowed: `{"properties":{"h":{"type":"string"}},"type":"object"}`,
+			written:  `{"properties":{"h":{"type":"string","x-mcp-header":"X-Region"}}}`},
+		{name: "nested past 128 levels", in: deep, narrowed: `{"type":"object"}`, diags: []string{DiagInputSchemaTooDeep}},
+		{name: "nested past 32 schema levels", in: strings.Repeat(`{"properties":{"a":`, 34) + `{"type":"string"}` + strings.Repeat("}}", 34),
+			narrowed: `{"properties":{"a":` + strings.Repeat(`{"properties":{"a":`, 32) + `{}` + strings.Repeat("}}", 32) + `},"type":"object"}`,
+			written:  strings.Repeat(`{"properties":{"a":`, 34) + `{"type":"string"}` + strings.Repeat("}}", 34),
+			dropped:  []string{strings.Repeat("/properties/a", 33)}, diags: []string{DiagSchemaNarrowed}},
+		{name: "trailing bytes", in: `{"type":"object"} x`, reject: ReasonInvalidInputSchema},
+		{name: "number out of range", in: `{"minimum":1e400}`, reject: ReasonInvalidInputSchema},
+		{name: "nesting past encoding/json's limit", in: strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001), reject: ReasonInvalidInputSchema},
+		{name: "empty", in: ``, reject: ReasonInvalidInputSchema},
+		{name: "null input", in: `null`, reject: ReasonInvalidInputSchema},
+		{name: "null output", in: `{}`, out: `null`, narrowed: `{"type":"object"}`, written: `{}`},
+		{name: "output out of range", in: `{}`, out: `{"maximum":-1e309}`, narrowed: `{"type":"object"}`, written: `{}`, diags: []string{DiagOutputSchemaInvalid}},
+		{name: "output not an object", in: `{}`, out: `[{}]`, narrowed: `{"type":"object"}`, written: `{}`, diags: []string{DiagOutputSchemaInvalid}},
+		{name: "output", in: `{}`, out: `{"properties":{"n":{"type":"number","type":"integer"}}}`, narrowed: `{"type":"object"}`, written: `{}`,
+			outSchema: `{"properties":{"n":{"type":"integer"}},"type":"object"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			it := ports.ToolItem{Name: "t", InputSchema: json.RawMessage(tc.in)}
+			if tc.out != "" {
+				it.OutputSchema = json.RawMessage(tc.out)
+			}
+			cat := Build("srv", ports.SessionIdentity{ServerID: "srv"}, Lists{Tools: []ports.ToolItem{it}}, nil, nil)
+			if tc.reject != "" {
+				require.Empty(t, cat.Tools)
+				require.Equal(t, []Rejected{{Server: "srv", Kind: ports.ListTools, Name: "t", Reason: tc.reject}}, cat.Rejected)
+				return
+			}
+			require.Len(t, cat.Tools, 1)
+			s := cat.Tools[0].Spec()
+			require.Equal(t, tc.narrowed, string(s.InputSchema))
+			require.Equal(t, tc.written, string(s.ServerInputSchema))
+			require.Equal(t, tc.outSchema, string(s.OutputSchema))
+			require.Equal(t, tc.dropped, cat.Tools[0].Narrowed())
+			var diags []string
+			for _, d := range cat.Diagnostics {
+				diags = append(diags, d.Reason)
+			}
+			require.Equal(t, tc.diags, diags)
+		})
+	}
+}
+
+// twinSchemas returns FuzzBuild's generated schema v as raw bytes (what
+// encoding/json writes for it) and as the value those bytes decode to;
+// a value encoding/json cannot write, or whose bytes it cannot read back,
+// becomes {} in both.
+func twinSchemas(v any) (raw, tree any) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		var d any
+		if err = json.Unmarshal(b, &d); err == nil {
+			return json.RawMessage(b), d
+		}
+	}
+	return json.RawMessage("{}"), map[string]any{}
+}
+
+// twins returns two copies of s whose tools' schemas are raw bytes in one
+// and the values they decode to in the other (see twinSchemas).
+func twins(s *fuzzSession) (raw, tree *fuzzSession) {
+	raw = &fuzzSession{id: s.id, pages: map[ports.ListKind][]fuzzPage{}}
+	tree = &fuzzSession{id: s.id, pages: map[ports.ListKind][]fuzzPage{}}
+	for k, pages := range s.pages {
+		for _, p := range pages {
+			rp, tp := p, p
+			rp.page.Tools, tp.page.Tools = nil, nil
+			for _, it := range p.page.Tools {
+				r, tr := it, it
+				r.InputSchema, tr.InputSchema = twinSchemas(it.InputSchema)
+				r.OutputSchema, tr.OutputSchema = twinSchemas(it.OutputSchema)
+				rp.page.Tools = append(rp.page.Tools, r)
+				tp.page.Tools = append(tp.page.Tools, tr)
+			}
+			raw.pages[k] = append(raw.pages[k], rp)
+			tree.pages[k] = append(tree.pages[k], tp)
+		}
+	}
+	return raw, tree
+}
+
+// FuzzRawDiscoverAgrees runs FuzzBuild's generated servers (many pages,
+// tight bounds, odd cursors) once with every tool schema as raw bytes and
+// once as the value those bytes decode to: Discover keeps the same tools
+// and marks the same lists partial (the byte bound counts alike), and the
+// catalogs Build makes of both agree.
+func FuzzRawDiscoverAgrees(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &gen{b: data, shallow: true}
+		sess, opts := g.session("srv")
+		rawSess, treeSess := twins(sess)
+		rl, rerr := Discover(context.Background(), rawSess, opts)
+		tl, terr := Discover(context.Background(), treeSess, opts)
+		require.Equal(t, terr, rerr)
+		require.Equal(t, tl.Partial, rl.Partial)
+		require.Equal(t, len(tl.Tools), len(rl.Tools))
+		require.Equal(t, tl.Dropped, rl.Dropped)
+		require.Equal(t, viewOf(Build("srv", sess.id, tl, nil, nil)), viewOf(Build("srv", sess.id, rl, nil, nil)))
+	})
 }

@@ -36,14 +36,32 @@ const (
 // outputSchema (see valueSize), plus sizeAnnotations and the annotations'
 // title when it has annotations. Once the size exceeds limit it stops and returns a value
 // over limit, so the walk costs at most about limit steps whatever the
-// tool holds.
+// tool holds. A schema that is a json.RawMessage counts what valueSize
+// counts for the value Unmarshal decodes from it (see schemaSize); its
+// bytes, already in memory, are read whole, in time linear in their
+// length.
 func toolSize(it *ports.ToolItem, limit int64) int64 {
+	c := canons.Get().(*canon)
+	defer canons.Put(c)
+	return toolSizeForms(it, limit, c, nil)
+}
+
+// toolSizeForms is toolSize with the scratch c; when forms is not nil, it
+// adds the canonical form of the tool's raw input schema (or none) to it.
+func toolSizeForms(it *ports.ToolItem, limit int64, c *canon, forms *pageForms) int64 {
 	n := int64(sizeTool + len(it.Name) + len(it.Title) + len(it.Description))
-	n = schemaSize(it.InputSchema, n, limit, true)
+	n, canonical := schemaSize(it.InputSchema, n, limit, true, c)
+	if forms != nil {
+		var form []byte
+		if canonical {
+			form = c.out
+		}
+		forms.add(form)
+	}
 	if it.Meta != nil {
 		n = valueSize(it.Meta, n, limit, 0)
 	}
-	n = schemaSize(it.OutputSchema, n, limit, false)
+	n, _ = schemaSize(it.OutputSchema, n, limit, false, c)
 	if it.Annotations != nil {
 		n += sizeAnnotations + int64(len(it.Annotations.Title))
 	}

@@ -581,6 +581,9 @@ func (c *conn) handleSSE(ctx context.Context, resp *http.Response, forCall *json
 // ended, or the stream failed the connection).
 func (c *conn) processStream(ctx context.Context, resp *http.Response, forCall *jsonrpc.Request) (last string, delay time.Duration, over bool) {
 	s := newSSEReader(resp.Body, c.rt.cap)
+	if forCall == nil {
+		s.lasting() // the standalone stream: open as long as the session
+	}
 	answered := false
 	defer func() {
 		s.release()

@@ -52,10 +52,10 @@ func TestSSEAnswersReuseConnections(t *testing.T) {
 
 // TestSSEReaderPooledBuffers: streams read one after another through
 // readers sharing pooled buffers each get exactly their own events, and a
-// buffer grown past maxPooledLine is not kept.
+// buffer grown past maxPooledSSE is not kept.
 func TestSSEReaderPooledBuffers(t *testing.T) {
 	const reply = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
-	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("z", maxPooledLine) + `"}}`
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("z", maxPooledSSE) + `"}}`
 	for i, tc := range []struct {
 		stream string
 		want   []string
@@ -65,7 +65,7 @@ func TestSSEReaderPooledBuffers(t *testing.T) {
 		{sseEvent(reply), []string{reply}},
 		{"data: " + reply, []string{reply}},
 	} {
-		s := newSSEReader(strings.NewReader(tc.stream), 1<<20)
+		s := newSSEReader(strings.NewReader(tc.stream), 4<<20)
 		var got []string
 		for {
 			ev, err := s.next()
@@ -80,8 +80,9 @@ func TestSSEReaderPooledBuffers(t *testing.T) {
 		assert.Nil(t, s.bufs, "buffers given back")
 	}
 	b := ssePool.Get().(*sseBufs)
-	assert.LessOrEqual(t, cap(b.line), maxPooledLine)
-	assert.LessOrEqual(t, cap(b.data), maxPooledLine)
+	assert.LessOrEqual(t, len(b.buf), maxPooledSSE)
+	assert.GreaterOrEqual(t, len(b.buf), sseBufSize)
+	assert.LessOrEqual(t, cap(b.data), maxPooledSSE)
 	ssePool.Put(b)
 }
 

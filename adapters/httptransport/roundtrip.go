@@ -346,10 +346,12 @@ func (rt *roundTripper) capBody(resp *http.Response) (*http.Response, error) {
 // bodyPool holds the buffers capBody reads bodies into; conn gives a JSON
 // answer's back once it has decoded it (bufferedBody.recycle: the decoder
 // copies out what it keeps). A body nobody recycles is left to the
-// collector. maxPooledBody bounds a buffer kept.
+// collector. maxPooledBody bounds a buffer kept: as the SSE reader's
+// (maxPooledSSE), large enough for a tools/list page of a large catalog,
+// so that a listing's pages are read into a warm buffer.
 var bodyPool = sync.Pool{New: func() any { return new([]byte) }}
 
-const maxPooledBody = 64 << 10
+const maxPooledBody = maxPooledSSE
 
 // putBody gives buf, read into *p, back to bodyPool.
 func putBody(p *[]byte, buf []byte) {
@@ -369,7 +371,9 @@ func readAtMost(r io.Reader, limit, hint int64) ([]byte, error) {
 
 // readAtMostInto is readAtMost reading into buf[len(buf):cap(buf)] first
 // (buf is empty; it is grown as readAtMost sizes its first buffer when
-// smaller).
+// smaller). A full buffer doubles (never beyond limit), so a body of n
+// bytes costs about 2n bytes of buffers, not the 5n of append's growth
+// for large slices.
 func readAtMostInto(buf []byte, r io.Reader, limit, hint int64) ([]byte, error) {
 	n := int64(512)
 	if hint >= 0 && hint < limit {
@@ -390,7 +394,11 @@ func readAtMostInto(buf []byte, r io.Reader, limit, hint int64) ([]byte, error) 
 			return buf, err
 		}
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// lr.N > 0 here (else lr.Read returned io.EOF), so
+			// len(buf) < limit and the buffer grows.
+			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(nb, buf)
+			buf = nb
 		}
 	}
 }

@@ -146,7 +146,7 @@ func TestEverything(t *testing.T) {
 				}
 			}
 			require.Contains(t, tools, "echo")
-			schema, ok := tools["echo"].InputSchema.(map[string]any)
+			schema, ok := asTree(t, tools["echo"].InputSchema).(map[string]any)
 			require.True(t, ok)
 			assert.Equal(t, "object", schema["type"])
 			assert.Equal(t, "Echoes back the input string", tools["echo"].Description)

@@ -26,7 +26,10 @@ import (
 // alike, and the caching hints are read as takeCacheHints reads them.
 //
 // A page the SDK's filter cannot change (headerFree: no null tool, no
-// x-mcp-header annotation) is taken as it is. Any other page is not
+// x-mcp-header annotation) is taken as it is, its tools' schemas kept as
+// the bytes received where that gives what the SDK's trees give
+// (decodeToolsPage, listpage.go; any other page is decoded here into the
+// SDK's trees as before). Any other page is not
 // judged here: listTools hands the page it decoded to the SDK's ListTools
 // through injectPage, a sending middleware that answers that one
 // tools/list with it instead of sending anything, so the SDK's filter
@@ -82,19 +85,24 @@ func (s *session) listToolsRaw(ctx context.Context, cursor string) (_ ports.Page
 	if err != nil {
 		return ports.Page{}, nil, true, err
 	}
-	res, err := decodeListTools(raw)
-	if err != nil {
-		return ports.Page{}, nil, true, err
-	}
-	if !headerFree(res.Tools) {
-		return ports.Page{}, res, false, nil
+	var res *mcp.ListToolsResult
+	rp, tools, ok := decodeToolsPage(raw) // listpage.go
+	if ok {
+		res = &rp.ListToolsResult
+	} else {
+		if res, err = decodeListTools(raw); err != nil {
+			return ports.Page{}, nil, true, err
+		}
+		if !headerFree(res.Tools) {
+			return ports.Page{}, res, false, nil
+		}
+		tools = make([]ports.ToolItem, len(res.Tools))
+		for i, t := range res.Tools {
+			tools[i] = toolItem(t)
+		}
 	}
 	if t, ok := ctx.Value(cacheTakeKey{}).(*cacheTake); ok && t != nil {
 		t.ttlMs, t.scope, t.taken = res.TTLMs, res.CacheScope, true
-	}
-	tools := make([]ports.ToolItem, len(res.Tools))
-	for i, t := range res.Tools {
-		tools[i] = toolItem(t)
 	}
 	return ports.Page{Tools: tools, NextCursor: res.NextCursor}, nil, true, nil
 }

@@ -152,10 +152,9 @@ func inexpressible(k string) bool {
 	return false
 }
 
-// node is one schema object sorted into the subset's keywords.
-type node struct {
-	vals    [numKeywords]any
-	present uint32
+// outside is what a schema object's keywords outside the subset tell
+// (node's and rnode's).
+type outside struct {
 	// bad: a keyword with validation meaning outside the subset.
 	bad bool
 	// ref: a $ref-like keyword (draft-07 ignores its siblings).
@@ -165,6 +164,27 @@ type node struct {
 	patternProps bool
 }
 
+// note records the member name k, which is not a keyword of the subset.
+func (o *outside) note(k string) {
+	if !inexpressible(k) {
+		return
+	}
+	o.bad = true
+	switch k {
+	case "$ref", "$dynamicRef", "$recursiveRef":
+		o.ref = true
+	case "patternProperties":
+		o.patternProps = true
+	}
+}
+
+// node is one schema object sorted into the subset's keywords.
+type node struct {
+	vals    [numKeywords]any
+	present uint32
+	outside
+}
+
 func (nd *node) collect(m map[string]any) {
 	for k, v := range m {
 		if id := keyword(k); id >= 0 {
@@ -172,15 +192,7 @@ func (nd *node) collect(m map[string]any) {
 			nd.present |= 1 << id
 			continue
 		}
-		if inexpressible(k) {
-			nd.bad = true
-			switch k {
-			case "$ref", "$dynamicRef", "$recursiveRef":
-				nd.ref = true
-			case "patternProperties":
-				nd.patternProps = true
-			}
-		}
+		nd.note(k)
 	}
 }
 

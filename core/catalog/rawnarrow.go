@@ -19,11 +19,7 @@ import (
 type rnode struct {
 	vals    [numKeywords][]byte
 	present uint32
-	bad     bool
-	ref     bool
-	// patternProps: patternProperties, on which additionalProperties
-	// depends.
-	patternProps bool
+	outside
 }
 
 // collect sorts the members of the canonical object c into nd.
@@ -35,15 +31,7 @@ func (nd *rnode) collect(c []byte) {
 			nd.present |= 1 << id
 			return
 		}
-		if inexpressible(k) {
-			nd.bad = true
-			switch k {
-			case "$ref", "$dynamicRef", "$recursiveRef":
-				nd.ref = true
-			case "patternProperties":
-				nd.patternProps = true
-			}
-		}
+		nd.note(k)
 	})
 }
 

@@ -129,17 +129,14 @@ func rawCallResult(raw []byte) (ports.CallResult, bool) {
 // tools/call result, for the results rawCallResult does not take. Its
 // error is shaped as the SDK's (classified by s.failure the same way); a
 // panic of the SDK's decoder is errMalformed, as guarded makes it.
-func decodeCallResult(raw json.RawMessage) (res *mcp.CallToolResult, err error) {
-	defer func() {
-		if recover() != nil {
-			res, err = nil, errMalformed
+func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	return noPanic(func() (*mcp.CallToolResult, error) {
+		res := new(mcp.CallToolResult)
+		if err := json.Unmarshal(raw, res); err != nil {
+			return nil, fmt.Errorf("calling %q: %w", methodCallTool, err)
 		}
-	}()
-	res = new(mcp.CallToolResult)
-	if err := json.Unmarshal(raw, res); err != nil {
-		return nil, fmt.Errorf("calling %q: %w", methodCallTool, err)
-	}
-	return res, nil
+		return res, nil
+	})
 }
 
 // methodCallTool is the method of a tool call.

@@ -46,15 +46,24 @@ var errMalformed = errors.New("mcpsession: malformed reply")
 // there is a reply that does not decode (errMalformed, Protocol
 // "malformed_reply"), never the host's crash.
 func guarded[P, R any](f func(context.Context, P) (R, error)) func(context.Context, P) (R, error) {
-	return func(ctx context.Context, p P) (res R, err error) {
-		defer func() {
-			if recover() != nil {
-				var zero R
-				res, err = zero, errMalformed
-			}
-		}()
-		return f(ctx, p)
+	return func(ctx context.Context, p P) (R, error) {
+		return noPanic(func() (R, error) { return f(ctx, p) })
 	}
+}
+
+// noPanic runs f, a decoding of a server's bytes (by the SDK's decoders or
+// with them), and makes a panic in it errMalformed with R's zero value:
+// the one place the session recovers, at the boundary where one server's
+// reply meets a decoder, so that a crafted reply is that server's
+// malformed_reply and never the host's crash.
+func noPanic[R any](f func() (R, error)) (res R, err error) {
+	defer func() {
+		if recover() != nil {
+			var zero R
+			res, err = zero, errMalformed
+		}
+	}()
+	return f()
 }
 
 // classify maps an SDK error to a refusal. The Conn's hook decides first

@@ -264,3 +264,18 @@ func TestDropLog(t *testing.T) {
 	assert.Empty(t, d.take(), "take drains")
 	assert.False(t, d.Enabled(context.Background(), slog.LevelWarn))
 }
+
+// TestNoPanic: a panic in a decoding is errMalformed with the zero result
+// (the session's one recover); anything else passes through unchanged.
+func TestNoPanic(t *testing.T) {
+	res, err := noPanic(func() (*int, error) { panic("crafted reply") })
+	assert.Nil(t, res)
+	assert.ErrorIs(t, err, errMalformed)
+	want := errors.New("decode")
+	n := 7
+	res, err = noPanic(func() (*int, error) { return &n, want })
+	assert.Same(t, &n, res)
+	assert.Same(t, want, err)
+	_, _, ok := decodeToolsPage(json.RawMessage(`{"tools":[`))
+	assert.False(t, ok, "a page that does not decode is not taken")
+}

@@ -88,12 +88,23 @@ const rawPageFlags = segjson.DontMatchCaseInsensitiveStructFields | segjson.Dont
 // property. Otherwise the page's tools are those toolItem gives for the
 // SDK's decode of raw, a schema either that same tree or a
 // json.RawMessage Unmarshal decodes into it.
-func decodeToolsPage(raw json.RawMessage) (_ *rawToolsPage, _ []ports.ToolItem, ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
+// A panic in the decoder (noPanic) is a page not taken, like any page it
+// does not decode: the tree decode then decides it.
+func decodeToolsPage(raw json.RawMessage) (*rawToolsPage, []ports.ToolItem, bool) {
+	var tools []ports.ToolItem
+	p, err := noPanic(func() (*rawToolsPage, error) {
+		p, t, ok := readToolsPage(raw)
+		if !ok {
+			return nil, errMalformed // not taken; the error is not kept
 		}
-	}()
+		tools = t
+		return p, nil
+	})
+	return p, tools, err == nil
+}
+
+// readToolsPage is decodeToolsPage without the guard.
+func readToolsPage(raw json.RawMessage) (*rawToolsPage, []ports.ToolItem, bool) {
 	if sdkjson.TooDeep(raw) || !numbersInRange(raw) {
 		return nil, nil, false
 	}

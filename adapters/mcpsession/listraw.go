@@ -133,20 +133,17 @@ type pageInjectKey struct{}
 // wraps it; a panic in the decoder is errMalformed. encoding/json would
 // not do: it matches field names case-insensitively ({"Tools":[...]}
 // would list tools the SDK does not see) and has another depth bound.
-func decodeListTools(raw json.RawMessage) (res *mcp.ListToolsResult, err error) {
-	defer func() {
-		if recover() != nil {
-			res, err = nil, errMalformed
+func decodeListTools(raw json.RawMessage) (*mcp.ListToolsResult, error) {
+	return noPanic(func() (*mcp.ListToolsResult, error) {
+		if sdkjson.TooDeep(raw) {
+			return nil, fmt.Errorf("calling %q: %w", methodListTools, errTooDeep)
 		}
-	}()
-	if sdkjson.TooDeep(raw) {
-		return nil, fmt.Errorf("calling %q: %w", methodListTools, errTooDeep)
-	}
-	res = new(mcp.ListToolsResult)
-	if err := parseAsSDK(raw, res); err != nil {
-		return nil, fmt.Errorf("calling %q: %w", methodListTools, err)
-	}
-	return res, nil
+		res := new(mcp.ListToolsResult)
+		if err := parseAsSDK(raw, res); err != nil {
+			return nil, fmt.Errorf("calling %q: %w", methodListTools, err)
+		}
+		return res, nil
+	})
 }
 
 // parseAsSDK decodes the one JSON value raw (a result the transport

@@ -108,8 +108,8 @@ func (c *Config) fill() {
 	if c.ConnectRounds <= 0 {
 		c.ConnectRounds = d.ConnectRounds
 	}
-	if c.ConnectWarmup < 0 {
-		c.ConnectWarmup = 0
+	if c.ConnectWarmup <= 0 {
+		c.ConnectWarmup = d.ConnectWarmup
 	}
 	if c.Transports == nil {
 		c.Transports = Transports

@@ -83,7 +83,7 @@ type Config struct {
 
 // Defaults are the figures of make bench-peers.
 var Defaults = Config{Rounds: 7, Calls: 2000, Connects: 5, ConcCalls: 2000, Tools: 10_000, Fleet: 100, FleetRounds: 3,
-	ConnectRounds: 60, ConnectWarmup: 5}
+	ConnectRounds: 200, ConnectWarmup: 5}
 
 func (c *Config) fill() {
 	d := Defaults
@@ -253,7 +253,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			for kind, ds := range byKind {
 				r.Connects[Key{kind, tr, era}] = ds
 			}
-			fmt.Fprintf(cfg.Log, "paired connects %s/%s: %d rounds\n", era, tr, cfg.ConnectRounds)
+			for _, kind := range Kinds[1:] {
+				k := Key{kind, tr, era}
+				if excess, _, ok := r.PairedExcess(k); ok {
+					lo, hi, _ := r.PairedInterval(k)
+					fmt.Fprintf(cfg.Log, "paired connects %s/%s/%s, %d rounds: excess over %s %+.2f ms, 95%% interval [%+.2f, %+.2f] ms\n",
+						kind, era, tr, cfg.ConnectRounds, Kinds[0], excess.Seconds()*1e3, lo.Seconds()*1e3, hi.Seconds()*1e3)
+				}
+			}
 		}
 	}
 	if cfg.Fleet > 0 {

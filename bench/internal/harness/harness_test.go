@@ -74,7 +74,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.Markdown(&out)
-	assert.Regexp(t, `\| mcpward \| legacy 2025-11-25 \| stdio \|( [^|]+ \|){4} \*\*[+-]\d+\.\d\d ms\*\* \(`, out.String(),
+	assert.Regexp(t, `\| mcpward \| legacy 2025-11-25 \| stdio \|( [^|]+ \|){4} \*\*[+-]\d+\.\d\d ms\*\* \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\] \(`, out.String(),
 		"mcpward's connect cell is its paired excess over go-sdk")
 	assert.Contains(t, out.String(), "| listing | listing from ready | listing CPU | listing bytes | listing allocs |")
 	assert.Contains(t, out.String(), "| connect | listing | listing from ready | retained |")
@@ -158,11 +158,25 @@ func TestPairedExcess(t *testing.T) {
 	assert.Equal(t, 37*time.Millisecond, own, "mcpward's own median")
 	assert.Equal(t, []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond, 20 * time.Millisecond},
 		r.Connects[base], "the rounds keep their order")
+	lo, hi, ok := r.PairedInterval(mine)
+	require.True(t, ok)
+	assert.Equal(t, time.Millisecond, lo, "4 rounds: the interval spans the sorted differences 1, 1, 2, 3")
+	assert.Equal(t, 3*time.Millisecond, hi)
 	_, own, ok = r.PairedExcess(base)
 	require.True(t, ok)
 	assert.Equal(t, 35*time.Millisecond, own)
 	assert.Equal(t, "35.0 ms", r.pairedCell(base))
-	assert.Equal(t, "**+1.50 ms** (37.0 ms)", r.pairedCell(mine))
+	assert.Equal(t, "**+1.50 ms** [+1.00, +3.00] (37.0 ms)", r.pairedCell(mine))
+	// 400 rounds: the interval narrows to the ranks around the median.
+	var many []time.Duration
+	for i := range 400 {
+		many = append(many, time.Duration(i)*time.Millisecond)
+	}
+	r.Connects[base] = make([]time.Duration, 400)
+	r.Connects[mine] = many
+	lo, hi, _ = r.PairedInterval(mine)
+	assert.Equal(t, 180*time.Millisecond, lo, "rank 200 - 0.98·20")
+	assert.Equal(t, 220*time.Millisecond, hi)
 	_, _, ok = r.PairedExcess(Key{"mcp-go", "stdio", "legacy"})
 	assert.False(t, ok)
 	assert.Equal(t, "—", r.pairedCell(Key{"mcp-go", "stdio", "legacy"}))

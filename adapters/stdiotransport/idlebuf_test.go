@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/adapters/internal/jsonrpcwire"
 )
 
 // sizeReader serves data in chunks (as chunkReader) and records the size
@@ -195,4 +197,48 @@ func TestFramerBurst(t *testing.T) {
 	require.Equal(t, 2000, n)
 	assert.Less(t, len(r.sizes), 12, "%d bytes in %d reads", data.Len(), len(r.sizes))
 	assert.Equal(t, idleBufSize, r.sizes[len(r.sizes)-1], "back to the idle buffer once drained")
+}
+
+// FuzzFramerOwnership: no message the framer returns shares memory it, or
+// a later framer taking its pooled buffers, writes again (the framer's
+// buffers are reused and pooled; Decode copies what a message keeps).
+// Lines of generated sizes (from a few bytes to eight times the pooled
+// buffer, so that lines fill the idle, the pooled and grown buffers), read
+// in generated chunks; every message is compared with its line only after
+// the whole stream, and a second stream of other bytes through a second
+// framer, were read.
+func FuzzFramerOwnership(f *testing.F) {
+	f.Add([]byte{0, 40, 3, 90, 90, 1, 200, 0, 255}, uint16(4096))
+	f.Add([]byte{100, 100, 100, 100}, uint16(0))
+	f.Add([]byte{33, 0, 0, 0, 66, 2}, uint16(511))
+	f.Fuzz(func(t *testing.T, sizes []byte, chunk uint16) {
+		if len(sizes) > 16 {
+			sizes = sizes[:16]
+		}
+		stream := func(fill string) ([]byte, []string) {
+			var data []byte
+			var lines []string
+			for i, n := range sizes {
+				// n*1 KiB, plus an odd remainder so that lines end anywhere.
+				line := msgLine(fill, int(n)*1024+i*37)
+				data = append(data, line...)
+				lines = append(lines, line)
+			}
+			return data, lines
+		}
+		chunks := []int{int(chunk) + 1, 3*int(chunk) + 7, 1 << 16}
+		dataA, linesA := stream("a")
+		msgsA, err := frameAll(t, &chunkReader{data: dataA, chunks: chunks})
+		require.ErrorIs(t, err, io.EOF)
+		dataB, _ := stream("b")
+		msgsB, err := frameAll(t, &chunkReader{data: bytes.ReplaceAll(dataB, []byte("x"), []byte("y")), chunks: chunks[1:]})
+		require.ErrorIs(t, err, io.EOF)
+		require.Len(t, msgsA, len(linesA))
+		require.Len(t, msgsB, len(linesA))
+		for i, line := range linesA {
+			want, err := jsonrpcwire.Decode([]byte(line))
+			require.NoError(t, err)
+			requireSameMessage(t, want, msgsA[i])
+		}
+	})
 }

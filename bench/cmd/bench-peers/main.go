@@ -27,6 +27,8 @@ func main() {
 	flag.IntVar(&cfg.Tools, "tools", d.Tools, "tools of the full server besides echo")
 	flag.IntVar(&cfg.Fleet, "fleet", d.Fleet, "servers connected at once in the memory measurement (0: skip it)")
 	flag.IntVar(&cfg.FleetRounds, "fleet-rounds", d.FleetRounds, "rounds of the memory measurement")
+	flag.IntVar(&cfg.ConnectRounds, "connect-rounds", d.ConnectRounds, "rounds of the paired connect measure (one connect per client kind in each)")
+	flag.IntVar(&cfg.ConnectWarmup, "connect-warmup", d.ConnectWarmup, "rounds of the paired connect measure run first and not kept")
 	flag.StringVar(&rawOut, "raw", "", "also write every process's figures to this file as JSON")
 	transports := flag.String("transports", strings.Join(harness.Transports, ","), "comma-separated transports")
 	eras := flag.String("eras", strings.Join(harness.Eras, ","), "comma-separated protocol eras (legacy, modern)")

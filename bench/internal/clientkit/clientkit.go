@@ -151,6 +151,9 @@ type Options struct {
 	// taken right before them: go tool pprof -sample_index=alloc_space
 	// -base FILE.base FILE shows what the calls allocated.
 	CallMemProfile string
+	// ConnectServe, when set, makes the program a connect server for the
+	// harness's paired connect measure instead (ServeConnects).
+	ConnectServe bool
 }
 
 // Main parses the command line, measures d and prints its Figures as JSON;
@@ -171,9 +174,17 @@ func Main(kind string, d Driver) {
 	flag.StringVar(&o.ListProfile, "listprofile", "", "write a CPU profile of the full server's connect and listing to this file")
 	flag.StringVar(&o.CallMemProfile, "callmemprofile", "", "write heap profiles before (FILE.base) and after (FILE) the sequential calls")
 	flag.IntVar(&o.Fleet, "fleet", 0, "when > 0, only connect this many small servers at once and measure memory")
+	flag.BoolVar(&o.ConnectServe, "connect-serve", false, "only connect to the small server once per line on stdin, printing each connect's time (ServeConnects)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	if o.ConnectServe {
+		if err := ServeConnects(ctx, d, o, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "%s/%s/%s: %v\n", kind, o.Era, o.Transport, err)
+			os.Exit(1)
+		}
+		return
+	}
 	f, err := Measure(ctx, kind, d, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s/%s/%s: %v\n", kind, o.Era, o.Transport, err)
@@ -227,6 +238,34 @@ func (o Options) target(name string, full bool) Target {
 		n = o.Tools
 	}
 	return Target{Name: name, Transport: "stdio", Command: o.Server, Args: []string{"-tools", strconv.Itoa(n)}, Era: o.Era}
+}
+
+// ServeConnects is the client's half of the paired connect measure: for
+// every line it reads from in, it connects to the small server (and lists
+// its tools), as Measure's connects do, writes the connect's time in
+// nanoseconds as one line to out, and closes the connection (not timed).
+// It returns nil at the end of in. The harness runs one such process per
+// client kind and asks them in turns, so that the connects it compares are
+// made back to back, each kind going first in turn.
+func ServeConnects(ctx context.Context, d Driver, o Options, in io.Reader, out io.Writer) error {
+	sc := bufio.NewScanner(in)
+	w := bufio.NewWriter(out)
+	for sc.Scan() {
+		start := time.Now()
+		c, err := d.Connect(ctx, o.target("bench", false))
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		took := time.Since(start)
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("close: %w", err)
+		}
+		fmt.Fprintln(w, int64(took))
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // Concurrency is how many callers share one connection in the throughput

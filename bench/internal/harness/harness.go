@@ -69,6 +69,9 @@ type Config struct {
 	// Fleet is how many servers are connected at once in the memory
 	// measurement (0: none), over FleetRounds rounds.
 	Fleet, FleetRounds int
+	// ConnectRounds is how many rounds the paired connect measure times
+	// (Results.Connects), after ConnectWarmup rounds it does not keep.
+	ConnectRounds, ConnectWarmup int
 	// Transports limits the transports (nil: Transports).
 	Transports []string
 	// Eras limits the protocol eras (nil: Eras). The memory measurement
@@ -79,7 +82,8 @@ type Config struct {
 }
 
 // Defaults are the figures of make bench-peers.
-var Defaults = Config{Rounds: 7, Calls: 2000, Connects: 5, ConcCalls: 2000, Tools: 10_000, Fleet: 100, FleetRounds: 3}
+var Defaults = Config{Rounds: 7, Calls: 2000, Connects: 5, ConcCalls: 2000, Tools: 10_000, Fleet: 100, FleetRounds: 3,
+	ConnectRounds: 200, ConnectWarmup: 5}
 
 func (c *Config) fill() {
 	d := Defaults
@@ -101,6 +105,12 @@ func (c *Config) fill() {
 	if c.FleetRounds <= 0 {
 		c.FleetRounds = d.FleetRounds
 	}
+	if c.ConnectRounds <= 0 {
+		c.ConnectRounds = d.ConnectRounds
+	}
+	if c.ConnectWarmup <= 0 {
+		c.ConnectWarmup = d.ConnectWarmup
+	}
 	if c.Transports == nil {
 		c.Transports = Transports
 	}
@@ -117,6 +127,11 @@ type Results struct {
 	Config Config
 	Runs   map[Key][]clientkit.Figures
 	Fleets map[Key][]clientkit.Figures
+	// Connects are the paired connect measure's times, by kind, transport
+	// and era: element i of every kind of one transport and era was timed
+	// in the same round, one connect of each kind back to back
+	// (pairedConnects).
+	Connects map[Key][]time.Duration
 	// ServerStarts are, per round with stdio, how long the full stdio
 	// server took to build its tools and exit on an empty stdin: a part of
 	// every client's stdio listing that is the server's, not the client's.
@@ -173,7 +188,7 @@ func (s *httpServer) stop() {
 // Run runs the benchmark of cfg.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	cfg.fill()
-	r := &Results{Config: cfg, Runs: map[Key][]clientkit.Figures{}, Fleets: map[Key][]clientkit.Figures{}}
+	r := &Results{Config: cfg, Runs: map[Key][]clientkit.Figures{}, Fleets: map[Key][]clientkit.Figures{}, Connects: map[Key][]time.Duration{}}
 	// The HTTP servers of each era: the go-sdk serves 2026-07-28 on
 	// stateless Streamable HTTP alone, so the modern era's servers are
 	// stateless ones (as a modern deployment's are) and the legacy era's
@@ -229,6 +244,25 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			}
 		}
 	}
+	for _, tr := range cfg.Transports {
+		for _, era := range cfg.Eras {
+			byKind, err := pairedConnects(ctx, cfg, tr, era, args(tr, era))
+			if err != nil {
+				return nil, err
+			}
+			for kind, ds := range byKind {
+				r.Connects[Key{kind, tr, era}] = ds
+			}
+			for _, kind := range Kinds[1:] {
+				k := Key{kind, tr, era}
+				if excess, _, ok := r.PairedExcess(k); ok {
+					lo, hi, _ := r.PairedInterval(k)
+					fmt.Fprintf(cfg.Log, "paired connects %s/%s/%s, %d rounds: excess over %s %+.2f ms, 95%% interval [%+.2f, %+.2f] ms\n",
+						kind, era, tr, cfg.ConnectRounds, Kinds[0], excess.Seconds()*1e3, lo.Seconds()*1e3, hi.Seconds()*1e3)
+				}
+			}
+		}
+	}
 	if cfg.Fleet > 0 {
 		for round := range cfg.FleetRounds {
 			for _, tr := range cfg.Transports {
@@ -252,6 +286,78 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	return r, nil
+}
+
+// pairedConnects is the connect measure: one client process per kind
+// (clientkit.ServeConnects), all started before the first connect and
+// asked in turns, so that each round times one connect of every kind back
+// to back, the kind going first rotating from round to round. The first
+// cfg.ConnectWarmup rounds (a process's first connects run cold code
+// paths) are not kept. What the connects share (the load of the moment, a
+// stdio server's start) falls on every kind of a round alike, so the
+// difference of two kinds' connects in one round measures the clients
+// alone; the processes' own start is outside every connect.
+func pairedConnects(ctx context.Context, cfg Config, tr, era string, args []string) (map[string][]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	type server struct {
+		kind string
+		cmd  *exec.Cmd
+		in   io.WriteCloser
+		out  *bufio.Reader
+		err  bytes.Buffer
+	}
+	var servers []*server
+	defer func() {
+		for _, s := range servers {
+			_ = s.in.Close()
+			_ = s.cmd.Wait()
+		}
+	}()
+	for _, kind := range Kinds {
+		if !speaks(kind, era) {
+			continue
+		}
+		s := &server{kind: kind, cmd: exec.CommandContext(ctx, filepath.Join(cfg.Dir, programs[kind]), append(args, "-connect-serve")...)}
+		s.cmd.Dir = cfg.Dir
+		s.cmd.Stderr = &s.err
+		var err error
+		if s.in, err = s.cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+		out, err := s.cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		s.out = bufio.NewReader(out)
+		if err := s.cmd.Start(); err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+	}
+	got := map[string][]time.Duration{}
+	for round := range cfg.ConnectWarmup + cfg.ConnectRounds {
+		for i := range servers {
+			s := servers[(i+round)%len(servers)]
+			if _, err := io.WriteString(s.in, "connect\n"); err != nil {
+				return nil, fmt.Errorf("%s -connect-serve: %w", programs[s.kind], err)
+			}
+			line, err := s.out.ReadString('\n')
+			if err != nil {
+				_ = s.in.Close()
+				_ = s.cmd.Wait() // its stderr is complete once it was waited for
+				return nil, fmt.Errorf("%s -connect-serve (%s/%s): %w\n%s", programs[s.kind], era, tr, err, tail(s.err.Bytes()))
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+			if err != nil || ns <= 0 {
+				return nil, fmt.Errorf("%s -connect-serve printed %q", programs[s.kind], line)
+			}
+			if round >= cfg.ConnectWarmup {
+				got[s.kind] = append(got[s.kind], time.Duration(ns))
+			}
+		}
+	}
+	return got, nil
 }
 
 // serverStart times the full stdio server from its start to its exit on

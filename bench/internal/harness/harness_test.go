@@ -34,7 +34,8 @@ func TestSmoke(t *testing.T) {
 	assert.Contains(t, Leftovers(dir), s.cmd.Process.Pid)
 	s.stop()
 	start = time.Now()
-	r, err = Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1})
+	r, err = Run(ctx, Config{Dir: dir, Rounds: 1, Calls: 3, Connects: 1, ConcCalls: 16, Tools: 200, Fleet: 2, FleetRounds: 1,
+		ConnectRounds: 3, ConnectWarmup: 1})
 	require.NoError(t, err)
 	t.Logf("ran in %s", time.Since(start))
 	// No server outlives its client (stdio) or the run (HTTP); a child
@@ -53,8 +54,28 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
+	// The paired connect measure: every kind it speaks, three rounds each.
+	for _, era := range Eras {
+		for _, tr := range Transports {
+			for _, kind := range Kinds {
+				k := Key{kind, tr, era}
+				if !speaks(kind, era) {
+					assert.Empty(t, r.Connects[k], "%v", k)
+					continue
+				}
+				require.Len(t, r.Connects[k], 3, "%v", k)
+				for _, d := range r.Connects[k] {
+					assert.Positive(t, d, "%v", k)
+				}
+				_, _, ok := r.PairedExcess(k)
+				assert.True(t, ok, "%v", k)
+			}
+		}
+	}
 	var out bytes.Buffer
 	r.Markdown(&out)
+	assert.Regexp(t, `\| mcpward \| legacy 2025-11-25 \| stdio \|( [^|]+ \|){4} \*\*[+-]\d+\.\d\d ms\*\* \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\] \(`, out.String(),
+		"mcpward's connect cell is its paired excess over go-sdk")
 	assert.Contains(t, out.String(), "| listing | listing from ready | listing CPU | listing bytes | listing allocs |")
 	assert.Contains(t, out.String(), "| connect | listing | listing from ready | retained |")
 	for _, kind := range Kinds {
@@ -113,6 +134,52 @@ func smokeRun(t *testing.T, r *Results, k Key, fleet bool) {
 			assert.Positive(t, fl.FleetCloseNS, "%s/%s", kind, tr)
 		}
 	}
+}
+
+// TestPairedExcess: the connect column is the median of the differences
+// within rounds, not the difference of the two medians (which a load
+// change between rounds moves), and needs both kinds' rounds.
+func TestPairedExcess(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	base, mine := Key{"go-sdk", "stdio", "legacy"}, Key{"mcpward", "stdio", "legacy"}
+	r := &Results{Connects: map[Key][]time.Duration{
+		base: ms(10, 100, 50, 20),
+		mine: ms(12, 101, 53, 21),
+	}}
+	excess, own, ok := r.PairedExcess(mine)
+	require.True(t, ok)
+	assert.Equal(t, 1500*time.Microsecond, excess, "the median of 2, 1, 3 and 1 ms")
+	assert.Equal(t, 37*time.Millisecond, own, "mcpward's own median")
+	assert.Equal(t, []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond, 20 * time.Millisecond},
+		r.Connects[base], "the rounds keep their order")
+	lo, hi, ok := r.PairedInterval(mine)
+	require.True(t, ok)
+	assert.Equal(t, time.Millisecond, lo, "4 rounds: the interval spans the sorted differences 1, 1, 2, 3")
+	assert.Equal(t, 3*time.Millisecond, hi)
+	_, own, ok = r.PairedExcess(base)
+	require.True(t, ok)
+	assert.Equal(t, 35*time.Millisecond, own)
+	assert.Equal(t, "35.0 ms", r.pairedCell(base))
+	assert.Equal(t, "**+1.50 ms** [+1.00, +3.00] (37.0 ms)", r.pairedCell(mine))
+	// 400 rounds: the interval narrows to the ranks around the median.
+	var many []time.Duration
+	for i := range 400 {
+		many = append(many, time.Duration(i)*time.Millisecond)
+	}
+	r.Connects[base] = make([]time.Duration, 400)
+	r.Connects[mine] = many
+	lo, hi, _ = r.PairedInterval(mine)
+	assert.Equal(t, 180*time.Millisecond, lo, "rank 200 - 0.98·20")
+	assert.Equal(t, 220*time.Millisecond, hi)
+	_, _, ok = r.PairedExcess(Key{"mcp-go", "stdio", "legacy"})
+	assert.False(t, ok)
+	assert.Equal(t, "—", r.pairedCell(Key{"mcp-go", "stdio", "legacy"}))
 }
 
 func TestMedian(t *testing.T) {

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,9 @@ func Median(runs []clientkit.Figures, get func(clientkit.Figures) float64) float
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-// column is one column of the tables: a figure and how to print it.
+// column is one column of the tables: a figure and how to print it. A
+// column without get is the paired connect measure (Results.Connects, see
+// pairedCell) instead of a figure of the runs.
 type column struct {
 	name   string
 	get    func(clientkit.Figures) float64
@@ -65,7 +68,7 @@ var callColumns = []column{
 	{"CPU/call", func(f clientkit.Figures) float64 { return float64(f.CPUPerCallNS) }, dur},
 	{"bytes/call", func(f clientkit.Figures) float64 { return float64(f.BytesPerCall) }, size},
 	{"p99", func(f clientkit.Figures) float64 { return float64(f.CallP99NS) }, dur},
-	{"connect", func(f clientkit.Figures) float64 { return float64(f.ConnectNS) }, dur},
+	{"connect", nil, nil},
 	{"10k listing", func(f clientkit.Figures) float64 { return float64(f.ListNS) }, dur},
 	{"10k listing from ready", func(f clientkit.Figures) float64 { return float64(f.ListReadyNS) }, dur},
 	{"retained", func(f clientkit.Figures) float64 { return float64(f.RetainedBytes) }, size},
@@ -128,6 +131,10 @@ func (r *Results) rows(w io.Writer, runs map[Key][]clientkit.Figures, cols []col
 			}
 			fmt.Fprintf(w, "| %s | %s %s | %s |", kind, era, fixture.Version(era), tr)
 			for _, c := range cols {
+				if c.get == nil {
+					fmt.Fprintf(w, " %s |", r.pairedCell(Key{kind, tr, era}))
+					continue
+				}
 				m, b := Median(own, c.get), Median(base, c.get)
 				switch {
 				case kind == Kinds[0]:
@@ -143,6 +150,71 @@ func (r *Results) rows(w io.Writer, runs map[Key][]clientkit.Figures, cols []col
 	}
 }
 
+// PairedExcess returns the median over the paired connect measure's
+// rounds of k's connect minus the baseline kind's in the same round, and
+// k's own median; ok is false when k or the baseline has no round.
+func (r *Results) PairedExcess(k Key) (excess, own time.Duration, ok bool) {
+	diffs := r.diffs(k)
+	if len(diffs) == 0 {
+		return 0, 0, false
+	}
+	return medianDur(diffs), medianDur(slices.Clone(r.Connects[k])), true
+}
+
+// PairedInterval returns a 95% confidence interval of PairedExcess's
+// median, by order statistics (the ranks n/2 ∓ 0.98·√n of the sorted
+// differences, which hold the median with probability about 0.95
+// whatever the differences' distribution); ok as PairedExcess's. On a
+// loaded machine a connect's time varies by tens of milliseconds and the
+// interval says whether the rounds resolved the excess.
+func (r *Results) PairedInterval(k Key) (lo, hi time.Duration, ok bool) {
+	diffs := r.diffs(k)
+	n := len(diffs)
+	if n == 0 {
+		return 0, 0, false
+	}
+	slices.Sort(diffs)
+	half := 0.98 * math.Sqrt(float64(n))
+	i := max(int(math.Floor(float64(n)/2-half)), 0)
+	j := min(int(math.Ceil(float64(n)/2+half)), n-1)
+	return diffs[i], diffs[j], true
+}
+
+// diffs are k's paired differences, round by round.
+func (r *Results) diffs(k Key) []time.Duration {
+	mine, base := r.Connects[k], r.Connects[Key{Kinds[0], k.Transport, k.Era}]
+	n := min(len(mine), len(base))
+	d := make([]time.Duration, n)
+	for i := range n {
+		d[i] = mine[i] - base[i]
+	}
+	return d
+}
+
+// medianDur is the median of d (which it sorts).
+func medianDur(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	if len(d)%2 == 1 {
+		return d[len(d)/2]
+	}
+	return (d[len(d)/2-1] + d[len(d)/2]) / 2
+}
+
+// pairedCell is k's cell of the connect column: the baseline's median
+// connect, every other kind's paired excess over it, its 95% interval
+// and its own median.
+func (r *Results) pairedCell(k Key) string {
+	excess, own, ok := r.PairedExcess(k)
+	switch {
+	case !ok:
+		return "—"
+	case k.Kind == Kinds[0]:
+		return dur(float64(own))
+	}
+	lo, hi, _ := r.PairedInterval(k)
+	return fmt.Sprintf("**%+.2f ms** [%+.2f, %+.2f] (%s)", excess.Seconds()*1e3, lo.Seconds()*1e3, hi.Seconds()*1e3, dur(float64(own)))
+}
+
 // Markdown writes the results as markdown: the per-call table and, when
 // measured, the table of memory with Fleet servers connected.
 func (r *Results) Markdown(w io.Writer) {
@@ -150,8 +222,11 @@ func (r *Results) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "Medians of %d interleaved rounds (one process per client kind, transport and round); "+
 		"go-sdk in absolute figures, every other client as its ratio to go-sdk in the same protocol era (its own median in brackets); "+
 		"mcp-go in the legacy era alone, the memory measurement in the first era alone. "+
-		"%d sequential echo calls, %d connects, %d calls shared by %d concurrent callers (calls/s), a listing of %d tools + echo.\n\n",
-		c.Rounds, c.Calls, c.Connects, c.ConcCalls, clientkit.Concurrency, c.Tools)
+		"%d sequential echo calls, %d calls shared by %d concurrent callers (calls/s), a listing of %d tools + echo. "+
+		"Connect (to a server of one tool, its listing included) is paired: one process per client kind, asked in turns for one connect each, "+
+		"the first kind rotating, %d rounds after %d not kept; go-sdk's median connect, every other client's median of its connect minus go-sdk's in the same round, "+
+		"a 95%% confidence interval of that median, and its own median in brackets.\n\n",
+		c.Rounds, c.Calls, c.ConcCalls, clientkit.Concurrency, c.Tools, c.ConnectRounds, c.ConnectWarmup)
 	r.table(w, r.Runs, callColumns)
 	if len(r.ServerStarts) > 0 {
 		ds := slices.Clone(r.ServerStarts)

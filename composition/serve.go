@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -489,12 +488,8 @@ func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes in
 	case r.IsError:
 		outcome = "tool_error"
 	}
-	facts := fmt.Sprintf("call=%s tool=%s ms=%d args_bytes=%d result_bytes=%d", id, rt.tool, d.Milliseconds(), argBytes, len(r.Content))
-	if reason != "" {
-		facts += " reason=" + reason
-	}
 	rec := ports.AuditRecord{Time: g.now(), Action: ports.AuditCall, Identity: ports.Identity{ServerID: rt.server},
-		Outcome: outcome, Reason: facts, Actor: "serve"}
+		Outcome: outcome, Reason: outcomeFacts(id, rt.tool, d.Milliseconds(), argBytes, len(r.Content), reason), Actor: "serve"}
 	if q, ok := al.(ports.AuditQueue); ok {
 		if aerr := q.Enqueue(rec); aerr != nil {
 			g.log.Warn("mcpward serve: the audit record of a call's outcome could not be appended", "server", rt.server)
@@ -508,6 +503,22 @@ func (g *Gateway) auditOutcome(rt route, id string, d time.Duration, argBytes in
 			g.log.Warn("mcpward serve: the audit record of a call's outcome could not be appended", "server", rt.server)
 		}
 	})
+}
+
+// outcomeFacts is the Reason of a call's outcome record:
+// "call=ID tool=TOOL ms=MS args_bytes=N result_bytes=N", then
+// " reason=WORD" when reason is not "" (written without fmt's
+// reflection).
+func outcomeFacts(id, tool string, ms int64, argBytes, resultBytes int, reason string) string {
+	b := make([]byte, 0, 80+len(id)+len(tool)+len(reason))
+	b = append(append(append(b, "call="...), id...), " tool="...)
+	b = strconv.AppendInt(append(append(b, tool...), " ms="...), ms, 10)
+	b = strconv.AppendInt(append(b, " args_bytes="...), int64(argBytes), 10)
+	b = strconv.AppendInt(append(b, " result_bytes="...), int64(resultBytes), 10)
+	if reason != "" {
+		b = append(append(b, " reason="...), reason...)
+	}
+	return string(b)
 }
 
 // flushAudit makes every outcome record durable (Close).

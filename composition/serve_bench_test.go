@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"syscall"
 	"testing"
@@ -200,7 +201,8 @@ func BenchmarkGatewayStdioCall(b *testing.B) {
 // BenchmarkGatewayStdioCallAlone is each variant alone, for profiles
 // (-cpuprofile, -memprofile) and this process's CPU time per call
 // (cpu-ns/op: the client's and, through serve, the Gateway's; the
-// example server is a child, not counted).
+// example server is a child, not counted) and goroutines started per
+// call (goroutines/op, the client's included).
 func BenchmarkGatewayStdioCallAlone(b *testing.B) {
 	for _, v := range []string{"direct", "serve", "noaudit"} {
 		b.Run(v, func(b *testing.B) {
@@ -223,11 +225,12 @@ func BenchmarkGatewayStdioCallAlone(b *testing.B) {
 			}
 			b.ReportAllocs()
 			ds := make([]time.Duration, 0, b.N)
-			cpu := hostCPU(b)
+			cpu, gr := hostCPU(b), goroutinesCreated()
 			for b.Loop() {
 				ds = append(ds, benchCall(b, cs))
 			}
 			b.ReportMetric(float64(hostCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(goroutinesCreated()-gr)/float64(b.N), "goroutines/op")
 			b.ReportMetric(float64(p50(ds).Nanoseconds()), "p50-ns")
 		})
 	}
@@ -263,6 +266,17 @@ func BenchmarkGatewayStdioCallParallel(b *testing.B) {
 			})
 		})
 	}
+}
+
+// goroutinesCreated is the number of goroutines this process started so
+// far (runtime/metrics).
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // heapAfterGC is the heap in use after two collections.

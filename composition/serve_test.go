@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -265,4 +266,21 @@ func TestGatewayCallAuditCrashPoints(t *testing.T) {
 	assert.Equal(t, "ok", survive[1].Outcome)
 	assert.Equal(t, callWord(survive[0]), callWord(survive[1]))
 	assert.NotEmpty(t, callWord(survive[0]))
+}
+
+// TestOutcomeFacts: the outcome record's facts are the words they were
+// when fmt wrote them.
+func TestOutcomeFacts(t *testing.T) {
+	for _, c := range []struct {
+		id, tool  string
+		ms        int64
+		args, res int
+		reason    string
+	}{{"ab12cd34.1", "echo", 0, 26, 40, ""}, {"x.99", "t ool", 12345, 0, 0, "server_unavailable"}, {"", "", -1, -2, 3, "error"}} {
+		want := fmt.Sprintf("call=%s tool=%s ms=%d args_bytes=%d result_bytes=%d", c.id, c.tool, c.ms, c.args, c.res)
+		if c.reason != "" {
+			want += " reason=" + c.reason
+		}
+		assert.Equal(t, want, outcomeFacts(c.id, c.tool, c.ms, c.args, c.res, c.reason))
+	}
 }

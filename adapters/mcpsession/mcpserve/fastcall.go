@@ -82,8 +82,9 @@ type fastConn struct {
 	fast map[jsonrpc.ID]context.CancelCauseFunc // calls taken, not yet answered
 	// valid holds the _meta values of tools/calls the SDK answered with a
 	// result, so accepted (its check of a request's _meta depends on
-	// the _meta's bytes alone), at most maxValidMetas.
-	valid map[string]bool
+	// the _meta's bytes alone), at most maxValidMetas, each with its
+	// decoding once the fast path needed it.
+	valid map[string]*validMeta
 	wg    sync.WaitGroup
 
 	closeOnce sync.Once
@@ -105,7 +106,7 @@ func (t *fastTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	t.conn = &fastConn{Connection: c, s: t.s, base: t.base,
-		sdk: map[jsonrpc.ID]string{}, fast: map[jsonrpc.ID]context.CancelCauseFunc{}, valid: map[string]bool{}}
+		sdk: map[jsonrpc.ID]string{}, fast: map[jsonrpc.ID]context.CancelCauseFunc{}, valid: map[string]*validMeta{}}
 	return t.conn, nil
 }
 
@@ -180,10 +181,10 @@ func (c *fastConn) takes(req *jsonrpc.Request) bool {
 	case !modern:
 		// A legacy request: no _meta at all.
 		offered = metaBytes == nil
-	case metaBytes != nil && c.valid[string(metaBytes)]:
+	case metaBytes != nil && c.valid[string(metaBytes)] != nil:
 		// A modern request whose _meta, byte for byte, the SDK already
 		// accepted on this connection.
-		meta, offered = modernMeta(metaBytes)
+		meta, offered = c.valid[string(metaBytes)].get(metaBytes)
 	}
 	if !offered {
 		v := ""
@@ -221,6 +222,49 @@ func sessionEra(ss *mcp.ServerSession) (modern, known bool) {
 // accepted by the SDK.
 const maxValidMetas = 16
 
+// validMeta is a _meta the SDK accepted, with modernMeta's decoding of
+// it once get needed it: a client repeats its _meta, so it is decoded
+// once per connection, not once per call.
+type validMeta struct {
+	decoded, ok bool
+	meta        mcp.Meta
+}
+
+// get is modernMeta(b) for b, the bytes v was recorded for: a copy of the
+// decoded value of its own (cloneJSON), so that no two calls share one.
+// The caller holds the connection's lock.
+func (v *validMeta) get(b json.RawMessage) (mcp.Meta, bool) {
+	if !v.decoded {
+		v.meta, v.ok = modernMeta(b)
+		v.decoded = true
+	}
+	if !v.ok {
+		return nil, false
+	}
+	return cloneJSON(map[string]any(v.meta)).(map[string]any), true
+}
+
+// cloneJSON is a deep copy of v, a value encoding/json decoded into an
+// any: its objects and arrays copied, its strings, numbers, booleans and
+// nulls (immutable) shared.
+func cloneJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, e := range t {
+			s[i] = cloneJSON(e)
+		}
+		return s
+	}
+	return v
+}
+
 // modernMeta decodes b, a _meta the SDK accepted, as the SDK decodes it
 // (no escapes, so every string is its bytes); ok is false when it does
 // not select the 2026-07-28 protocol or carries a progress token (left
@@ -254,9 +298,12 @@ func (c *fastConn) serve(ctx context.Context, cancel context.CancelCauseFunc, id
 	}
 	var raw json.RawMessage
 	if res != nil {
-		if modern {
+		ctr, _ := res.(*mcp.CallToolResult)
+		ok := false
+		// The common result without reflection (fastencode.go).
+		if raw, ok = c.s.encodeText(ctr, modern); !ok && modern {
 			raw, err = c.s.marshalModern(res)
-		} else {
+		} else if !ok {
 			raw, err = sdkjson.Marshal(res)
 		}
 		if err != nil {
@@ -293,8 +340,8 @@ func (c *fastConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		c.mu.Lock()
 		if meta, ok := c.sdk[r.ID]; ok {
 			delete(c.sdk, r.ID)
-			if meta != "" && r.Error == nil && len(c.valid) < maxValidMetas {
-				c.valid[meta] = true
+			if meta != "" && r.Error == nil && len(c.valid) < maxValidMetas && c.valid[meta] == nil {
+				c.valid[meta] = &validMeta{}
 			}
 		}
 		c.mu.Unlock()

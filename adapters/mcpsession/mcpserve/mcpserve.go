@@ -220,6 +220,7 @@ type Server struct {
 	noFast    bool
 	fastTaken atomic.Int64        // calls the fast path took
 	impl      *mcp.Implementation // the server's, as the SDK has it
+	resFrames resultFrames        // encodeText's frames (fastencode.go)
 	// toolByName (under mu) is tools the other way round: the name
 	// offered → the Backend's.
 	toolByName map[string]string

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpward/mcpward/adapters/mcpsession/internal/sdkjson"
+	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // plainResult decodes raw (wireJSON's joined result) as the SDK's
@@ -58,6 +59,10 @@ func plainResult(content, structured json.RawMessage, isError bool, raw []byte) 
 // {"type":"text","text":...} with no other member (the common result,
 // decoded the cheapest way) and reports whether it did.
 func plainText(content json.RawMessage, out *mcp.CallToolResult) bool {
+	if cs, ok := scanText(content); ok {
+		out.Content = cs
+		return true
+	}
 	var blocks []map[string]string
 	if err := json.Unmarshal(content, &blocks); err != nil || blocks == nil {
 		return false
@@ -72,6 +77,96 @@ func plainText(content json.RawMessage, out *mcp.CallToolResult) bool {
 	}
 	out.Content = cs
 	return true
+}
+
+// scanText is plainText's common case read without a decoder: content is
+// a JSON array of objects of exactly the members "type" (the string
+// "text") and "text", each once in either order, whose keys and values
+// hold no escape, no control character and only valid UTF-8 (so each
+// string is its bytes, as encoding/json decodes it). ok is false for
+// anything else, which plainText then decodes.
+func scanText(content []byte) ([]mcp.Content, bool) {
+	p := jsontext.SkipSpace(content, 0)
+	if p >= len(content) || content[p] != '[' {
+		return nil, false
+	}
+	cs := []mcp.Content{}
+	p = jsontext.SkipSpace(content, p+1)
+	if p < len(content) && content[p] == ']' {
+		return cs, jsontext.SkipSpace(content, p+1) == len(content)
+	}
+	for {
+		if p >= len(content) || content[p] != '{' {
+			return nil, false
+		}
+		var text string
+		var haveType, haveText bool
+		p = jsontext.SkipSpace(content, p+1)
+		for i := range 2 {
+			if i == 1 { // a ',' between the two members
+				if p >= len(content) || content[p] != ',' {
+					return nil, false
+				}
+				p = jsontext.SkipSpace(content, p+1)
+			}
+			key, e, ok := scanPlainString(content, p)
+			if !ok {
+				return nil, false
+			}
+			p = jsontext.SkipSpace(content, e)
+			if p >= len(content) || content[p] != ':' {
+				return nil, false
+			}
+			v, e, ok := scanPlainString(content, jsontext.SkipSpace(content, p+1))
+			if !ok {
+				return nil, false
+			}
+			switch {
+			case string(key) == "type" && !haveType && string(v) == "text":
+				haveType = true
+			case string(key) == "text" && !haveText:
+				text, haveText = string(v), true
+			default:
+				return nil, false
+			}
+			p = jsontext.SkipSpace(content, e)
+		}
+		if p >= len(content) || content[p] != '}' {
+			return nil, false
+		}
+		cs = append(cs, &mcp.TextContent{Text: text})
+		p = jsontext.SkipSpace(content, p+1)
+		if p >= len(content) {
+			return nil, false
+		}
+		switch content[p] {
+		case ',':
+			p = jsontext.SkipSpace(content, p+1)
+		case ']':
+			return cs, jsontext.SkipSpace(content, p+1) == len(content)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// scanPlainString returns the bytes of the JSON string at b[p] and the
+// index past it, when it holds no escape, no control character and only
+// valid UTF-8; ok is false otherwise.
+func scanPlainString(b []byte, p int) (s []byte, end int, ok bool) {
+	if p >= len(b) || b[p] != '"' {
+		return nil, 0, false
+	}
+	for i := p + 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			s = b[p+1 : i]
+			return s, i + 1, utf8.Valid(s)
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
 }
 
 // blockMembers are the members plainBlock takes of each kind of block.

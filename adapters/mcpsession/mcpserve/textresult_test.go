@@ -129,3 +129,50 @@ func FuzzPlainResult(f *testing.F) {
 func portsResult(content string) ports.ToolResult {
 	return ports.ToolResult{Content: json.RawMessage(content)}
 }
+
+// decodeText is plainText's decoding of content with encoding/json
+// alone, as it was before scanText.
+func decodeText(content []byte) ([]mcp.Content, bool) {
+	var blocks []map[string]string
+	if err := json.Unmarshal(content, &blocks); err != nil || blocks == nil {
+		return nil, false
+	}
+	cs := []mcp.Content{}
+	for _, b := range blocks {
+		text, ok := b["text"]
+		if len(b) != 2 || b["type"] != "text" || !ok {
+			return nil, false
+		}
+		cs = append(cs, &mcp.TextContent{Text: text})
+	}
+	return cs, true
+}
+
+// FuzzScanText: whatever content holds, scanText takes it only when
+// encoding/json decodes it to the same text blocks.
+func FuzzScanText(f *testing.F) {
+	for _, c := range []string{`[{"type":"text","text":"hi"}]`, ` [ { "text" : "a" , "type" : "text" } , {"type":"text","text":""} ] `,
+		`[]`, `[ ]`, `null`, `[{"type":"text","text":"a","text":"b"}]`, `[{"type":"text"}]`, `[{"type":"image","text":"a"}]`,
+		`[{"type":"text","text":"a\nb"}]`, `[{"type":"text","text":"é"}]`, "[{\"type\":\"text\",\"text\":\"\xff\"}]",
+		`[{"type":"text","text":"a"},]`, `[{"type":"text","text":"a"}] x`, `[{"Type":"text","text":"a"}]`, `[{"type":"text","text":7}]`} {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		got, ok := scanText([]byte(content))
+		if !ok {
+			return
+		}
+		want, wok := decodeText([]byte(content))
+		require.True(t, wok, "scanText took %q, which encoding/json does not decode to text blocks", content)
+		require.Equal(t, want, got)
+	})
+}
+
+func TestScanText(t *testing.T) {
+	for c, take := range map[string]bool{`[{"type":"text","text":"hi"}]`: true, ` [ { "text" : "a" , "type" : "text" } , {"type":"text","text":""} ] `: true,
+		`[]`: true, `null`: false, `[{"type":"text","text":"a","text":"b"}]`: false, `[{"type":"text","text":"a\nb"}]`: false,
+		`[{"type":"text","text":"é"}]`: true, `[{"type":"text"}]`: false, `[{"type":"text","text":"a"}] x`: false} {
+		_, ok := scanText([]byte(c))
+		assert.Equal(t, take, ok, c)
+	}
+}

@@ -46,14 +46,15 @@ func appendNumber(dst []byte, f float64) []byte {
 
 // number returns the value of a JSON number decoded into an any (a
 // float64, or a json.Number with Decoder.UseNumber), and whether v is a
-// finite one.
+// finite one. strconv.ParseFloat also reads "NaN" and "Inf", which are no
+// JSON numbers: such a json.Number is not one.
 func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
 	case json.Number:
 		f, err := strconv.ParseFloat(string(n), 64)
-		return f, err == nil
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return 0, false
 }

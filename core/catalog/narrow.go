@@ -289,6 +289,8 @@ type narrower struct {
 	// path is the JSON pointer of the subschema being written.
 	path    []byte
 	dropped []string
+	// form writes a decoded schema's form for the walk (see rootTree).
+	form formWriter
 }
 
 var narrowers = sync.Pool{New: func() any { return new(narrower) }}

@@ -92,6 +92,8 @@ func (nd *rnode) invalid(root bool) uint32 {
 			ok = v[0] != '['
 		case kwEnum:
 			ok = v[0] == '['
+		case kwConst:
+			ok = v[0] != notEncodable
 		case kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum:
 			_, ok = rawNumber(v)
 		case kwMinLength, kwMaxLength, kwMinItems, kwMaxItems:
@@ -114,6 +116,13 @@ func (nd *rnode) invalid(root bool) uint32 {
 
 // objectLiteral is the canonical "object".
 var objectLiteral = []byte(`"object"`)
+
+// rootTree writes the narrowed form of the decoded schema v: its form
+// (see formWriter), walked by rootRaw.
+func (n *narrower) rootTree(v any) {
+	n.form.form(v)
+	n.rootRaw(n.form.buf)
+}
 
 // rootRaw is root over the canonical form c.
 func (n *narrower) rootRaw(c []byte) {
@@ -175,8 +184,15 @@ func (n *narrower) emitRaw(nd *rnode, mask uint32, depth int) {
 	for rest := mask; rest != 0; rest &= rest - 1 {
 		id := bits.TrailingZeros32(rest)
 		v := nd.vals[id]
-		if (id == kwTitle || id == kwDescription || id == kwFormat) && !rawString(v) {
-			continue // an ill-formed annotation
+		switch id {
+		case kwTitle, kwDescription, kwFormat:
+			if !rawString(v) {
+				continue // an ill-formed annotation
+			}
+		case kwDefault, kwExamples:
+			if v[0] == notEncodable {
+				continue
+			}
 		}
 		if !first {
 			n.buf = append(n.buf, ',')

@@ -56,3 +56,14 @@ func FuzzWalkersAgree(f *testing.F) {
 		}
 	})
 }
+
+// TestWalkersAgreeCases holds the form walk to the tree walk over the
+// golden test's hand-written schemas and Go values.
+func TestWalkersAgreeCases(t *testing.T) {
+	for _, c := range walkerJSONCases {
+		t.Run(c.name, func(t *testing.T) { checkWalkersAgree(t, decode(t, c.in)) })
+	}
+	for _, c := range walkerGoCases() {
+		t.Run(c.name, func(t *testing.T) { checkWalkersAgree(t, c.in) })
+	}
+}

@@ -358,13 +358,13 @@ func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 		case rawOK:
 			n.rootRaw(c.out)
 		case rawDeep:
-			n.root(c.takeTree())
+			n.rootTree(c.takeTree())
 		default:
-			n.root(nil)
+			n.rootTree(nil)
 		}
 		canons.Put(c)
 	} else {
-		n.root(schema)
+		n.rootTree(schema)
 	}
 	narrowed, dropped = bytes.Clone(n.buf), n.dropped
 	n.dropped = nil

@@ -18,7 +18,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestKeywordNamesSorted(t *testing.T) {
-	// emit writes keywords in id order; the output is sorted only if the
+	// emitRaw writes keywords in id order; the output is sorted only if the
 	// ids are in byte order of the names.
 	require.True(t, slices.IsSorted(keywordNames[:]), "%v", keywordNames)
 	for id, name := range keywordNames {

@@ -8,14 +8,14 @@ import (
 	"strconv"
 )
 
-// This file is narrow.go's walk over a canonical form (see canon) instead
-// of a decoded value. A canonical form is nested at most maxValueDepth
-// deep, so every value in it is encodable (encoder.value never fails on
-// it) and its canonical bytes are what the encoder writes: the walk copies
-// them.
+// This file is the narrowing walk. It reads a schema's canonical form:
+// canon's for raw bytes, formWriter's for a decoded schema. A form's
+// values are what the encoder writes, so the walk copies them, except
+// notEncodable, which stands for a value it cannot write and which the
+// walk never copies.
 
-// rnode is node over a canonical form: vals are the keywords' canonical
-// values.
+// rnode is one schema object sorted into the subset's keywords: vals are
+// the keywords' values as the form holds them.
 type rnode struct {
 	vals    [numKeywords][]byte
 	present uint32
@@ -74,7 +74,9 @@ func rawValidType(v []byte) bool {
 	return false
 }
 
-// invalid is node.invalid over a canonical form.
+// invalid returns the keywords of the subset whose value the subset cannot
+// enforce. Annotations are never invalid (an ill-formed one is left out).
+// type is not checked at the root, which the caller handles.
 func (nd *rnode) invalid(root bool) uint32 {
 	var bad uint32
 	for rest := nd.present; rest != 0; rest &= rest - 1 {
@@ -100,7 +102,7 @@ func (nd *rnode) invalid(root bool) uint32 {
 			f, isNum := rawNumber(v)
 			ok = isNum && f >= 0 && f == math.Trunc(f)
 		case kwPattern:
-			// A decoded string is valid UTF-8.
+			// A form's strings are valid UTF-8 (see formWriter).
 			ok = rawString(v)
 			if ok {
 				_, err := regexp.Compile(literalString(v))
@@ -124,7 +126,7 @@ func (n *narrower) rootTree(v any) {
 	n.rootRaw(n.form.buf)
 }
 
-// rootRaw is root over the canonical form c.
+// rootRaw writes the narrowed root schema from its form c.
 func (n *narrower) rootRaw(c []byte) {
 	if c[0] != '{' {
 		n.drop()
@@ -155,7 +157,10 @@ func (n *narrower) rootRaw(c []byte) {
 	}
 }
 
-// schemaRaw is schema over the canonical value v.
+// schemaRaw writes the narrowed form of the subschema whose form is v,
+// at n.path; one that is inexpressible, not a schema, false, or too deep
+// is replaced by an accepts-anything node with its annotations, and its
+// path reported.
 func (n *narrower) schemaRaw(v []byte, depth int) {
 	switch v[0] {
 	case '{':
@@ -176,8 +181,8 @@ func (n *narrower) schemaRaw(v []byte, depth int) {
 	}
 }
 
-// emitRaw is emit over a canonical form, where every value is encodable
-// (so it never stops at a keyword).
+// emitRaw writes the keywords of nd selected by mask, in sorted order. An
+// ill-formed annotation is left out.
 func (n *narrower) emitRaw(nd *rnode, mask uint32, depth int) {
 	n.buf = append(n.buf, '{')
 	first := true

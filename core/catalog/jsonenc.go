@@ -173,7 +173,7 @@ const notEncodable = '?'
 //     nested too deep counts its depth from the keyword (a value's bound is
 //     its own, not the schema's);
 //   - members of a schema object whose names are not UTF-8 are left out,
-//     and so is a properties object holding such a name (notEncodable);
+//     and a properties object holding such a name is notEncodable;
 //   - a pattern that is not UTF-8 is notEncodable (decoding never makes
 //     one; as written, its bytes would be replaced);
 //   - an items array that cannot be written is [] (any array is a tuple);

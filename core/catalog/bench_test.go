@@ -136,7 +136,7 @@ func BenchmarkNarrow(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			n.reset()
-			n.root(items[0].InputSchema)
+			n.rootTree(items[0].InputSchema)
 		}
 	})
 	b.Run("json.Unmarshal", func(b *testing.B) {

@@ -61,14 +61,15 @@
 // it before anything leaves the process and names the failing path in an
 // *ArgumentError.
 //
-// Narrowing is one walk over the decoded schema that writes compact JSON
-// with sorted keys; only those bytes are kept per tool, and the validator
-// is compiled from them on the tool's first call. A schema handed over as
-// a json.RawMessage (see ports.ToolItem) is not decoded: its bytes are
-// rewritten once into that compact form (duplicate names collapsed, names,
-// strings and numbers written as encoding/json writes their decoded
-// values), and narrowing walks those bytes, with the same result as for
-// the decoded schema.
+// Narrowing is one walk over a schema's compact form (compact JSON with
+// sorted keys, names, strings and numbers written as encoding/json writes
+// their decoded values) that writes the narrowed schema in the same form;
+// only those bytes are kept per tool, and the validator is compiled from
+// them on the tool's first call. A decoded schema is first written into
+// that form. A schema handed over as a json.RawMessage (see
+// ports.ToolItem) is not decoded: its bytes are rewritten once into it
+// (duplicate names collapsed), so the same walk narrows both, with the
+// same result.
 //
 // # Result size
 //

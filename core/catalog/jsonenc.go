@@ -46,14 +46,15 @@ func appendNumber(dst []byte, f float64) []byte {
 
 // number returns the value of a JSON number decoded into an any (a
 // float64, or a json.Number with Decoder.UseNumber), and whether v is a
-// finite one.
+// finite one. strconv.ParseFloat also reads "NaN" and "Inf", which are no
+// JSON numbers: such a json.Number is not one.
 func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, !math.IsNaN(n) && !math.IsInf(n, 0)
 	case json.Number:
 		f, err := strconv.ParseFloat(string(n), 64)
-		return f, err == nil
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	}
 	return 0, false
 }
@@ -153,4 +154,143 @@ func (e *encoder) pushKeys(m map[string]any) int {
 	}
 	slices.SortFunc(e.keys[base:], func(a, b member) int { return strings.Compare(a.k, b.k) })
 	return base
+}
+
+// notEncodable stands in a schema's form (see formWriter) for a value the
+// encoder cannot write. It starts no JSON value, so no keyword check takes
+// it for a well-formed value, and the walk never copies it (see
+// rnode.invalid and emitRaw): it is an ill-formed keyword value, as the
+// value it stands for is.
+const notEncodable = '?'
+
+// formWriter writes a decoded schema's canonical form: what
+// encoder.value writes for it, which is what canon writes for its JSON,
+// so that one walk (rootRaw) narrows decoded and raw schemas alike. Where
+// a decoded value holds what JSON cannot (a NaN, a key that is not UTF-8,
+// a Go type JSON decoding never makes, nesting past maxValueDepth, a
+// cycle), the form stays what the walk needs instead:
+//   - a keyword value that cannot be written is notEncodable, and one
+//     nested too deep counts its depth from the keyword (a value's bound is
+//     its own, not the schema's);
+//   - members of a schema object whose names are not UTF-8 are left out,
+//     and a properties object holding such a name is notEncodable;
+//   - a pattern that is not UTF-8 is notEncodable (decoding never makes
+//     one; as written, its bytes would be replaced);
+//   - an items array that cannot be written is [] (any array is a tuple);
+//   - below a subschema nested past maxSchemaDepth, which the walk never
+//     enters, values are written as values.
+//
+// inexact reports that one of these happened: the form is then not what
+// encoder.value writes for the schema. A formWriter is reused across
+// schemas; it is not safe for concurrent use.
+type formWriter struct {
+	encoder
+	inexact bool
+}
+
+// form writes the form of the schema v into w.buf.
+func (w *formWriter) form(v any) {
+	w.buf, w.inexact = w.buf[:0], false
+	w.schema(v, 0, 0)
+}
+
+// schema appends the form of the subschema v, at schema depth depth and
+// JSON nesting level.
+func (w *formWriter) schema(v any, depth, level int) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		w.anyValue(v, level)
+		return
+	}
+	base := len(w.keys)
+	for k, v := range m {
+		if !utf8.ValidString(k) {
+			w.inexact = true
+			continue
+		}
+		w.keys = append(w.keys, member{k, v})
+	}
+	slices.SortFunc(w.keys[base:], func(a, b member) int { return strings.Compare(a.k, b.k) })
+	end := len(w.keys)
+	w.buf = append(w.buf, '{')
+	for i := base; i < end; i++ {
+		if i > base {
+			w.buf = append(w.buf, ',')
+		}
+		k, v := w.keys[i].k, w.keys[i].v
+		w.buf = jsontext.AppendString(w.buf, k)
+		w.buf = append(w.buf, ':')
+		switch {
+		case depth > maxSchemaDepth:
+			// The walk reads only this node's annotations.
+			w.anyValue(v, level+1)
+		case k == "properties":
+			w.properties(v, depth, level+1)
+		case k == "items":
+			if _, tuple := v.([]any); tuple {
+				if !w.anyValue(v, level+1) {
+					w.buf = append(w.buf[:len(w.buf)-1], "[]"...)
+				}
+				break
+			}
+			w.schema(v, depth+1, level+1)
+		case k == "additionalProperties":
+			w.schema(v, depth+1, level+1)
+		case k == "pattern":
+			if s, isStr := v.(string); isStr && !utf8.ValidString(s) {
+				w.buf = append(w.buf, notEncodable)
+				w.inexact = true
+				break
+			}
+			w.anyValue(v, level+1)
+		default:
+			w.anyValue(v, level+1)
+		}
+	}
+	w.buf = append(w.buf, '}')
+	w.popKeys(base)
+}
+
+// properties appends the form of the value v of properties in a schema
+// at depth, nested level deep.
+func (w *formWriter) properties(v any, depth, level int) {
+	props, isMap := v.(map[string]any)
+	if !isMap {
+		w.anyValue(v, level)
+		return
+	}
+	base := w.pushKeys(props)
+	if base < 0 {
+		w.buf = append(w.buf, notEncodable)
+		w.inexact = true
+		return
+	}
+	end := len(w.keys)
+	w.buf = append(w.buf, '{')
+	for i := base; i < end; i++ {
+		if i > base {
+			w.buf = append(w.buf, ',')
+		}
+		w.buf = jsontext.AppendString(w.buf, w.keys[i].k)
+		w.buf = append(w.buf, ':')
+		w.schema(w.keys[i].v, depth+1, level+1)
+	}
+	w.buf = append(w.buf, '}')
+	w.popKeys(base)
+}
+
+// anyValue appends the value v, nested level deep, as encoder.value
+// writes it; past maxValueDepth counting from v itself, or when value
+// cannot write it, notEncodable (which it reports with false).
+func (w *formWriter) anyValue(v any, level int) bool {
+	mark := len(w.buf)
+	if w.value(v, level) {
+		return true
+	}
+	w.buf, w.inexact = w.buf[:mark], true
+	if level > 0 && w.value(v, 0) {
+		return true
+	}
+	w.buf = append(w.buf[:mark], notEncodable)
+	return false
 }

@@ -27,6 +27,7 @@ func TestEncoderValueRefusals(t *testing.T) {
 	}
 	for name, v := range map[string]any{
 		"NaN": math.NaN(), "Inf": math.Inf(-1), "bad json.Number": json.Number("1e400"),
+		"NaN json.Number": json.Number("NaN"), "Inf json.Number": json.Number("-Infinity"),
 		"int": 1, "func": func() {}, "too deep": deep,
 		"invalid UTF-8 key": map[string]any{"\xff": 1}, "nested bad": map[string]any{"a": []any{1.0, math.NaN()}},
 	} {

@@ -3,14 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"math"
-	"math/bits"
-	"regexp"
-	"strconv"
 	"sync"
-	"unicode/utf8"
-
-	"github.com/mcpward/mcpward/core/jsontext"
 )
 
 // maxSchemaDepth bounds how deep Narrow follows properties, items and
@@ -153,7 +146,7 @@ func inexpressible(k string) bool {
 }
 
 // outside is what a schema object's keywords outside the subset tell
-// (node's and rnode's).
+// (see rnode).
 type outside struct {
 	// bad: a keyword with validation meaning outside the subset.
 	bad bool
@@ -178,24 +171,6 @@ func (o *outside) note(k string) {
 	}
 }
 
-// node is one schema object sorted into the subset's keywords.
-type node struct {
-	vals    [numKeywords]any
-	present uint32
-	outside
-}
-
-func (nd *node) collect(m map[string]any) {
-	for k, v := range m {
-		if id := keyword(k); id >= 0 {
-			nd.vals[id] = v
-			nd.present |= 1 << id
-			continue
-		}
-		nd.note(k)
-	}
-}
-
 func schemaType(s string) bool {
 	switch s {
 	case "object", "array", "string", "number", "integer", "boolean", "null":
@@ -204,91 +179,16 @@ func schemaType(s string) bool {
 	return false
 }
 
-func validType(v any) bool {
-	switch t := v.(type) {
-	case string:
-		return schemaType(t)
-	case []any:
-		if len(t) == 0 {
-			return false
-		}
-		for _, x := range t {
-			s, ok := x.(string)
-			if !ok || !schemaType(s) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func stringArray(v any) bool {
-	a, ok := v.([]any)
-	if !ok {
-		return false
-	}
-	for _, x := range a {
-		if _, ok := x.(string); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// count returns v as a non-negative integer keyword value (minLength, ...).
-func count(v any) (float64, bool) {
-	f, ok := number(v)
-	return f, ok && f >= 0 && f == math.Trunc(f)
-}
-
-// invalid returns the keywords of the subset whose value the subset cannot
-// enforce. Annotations are never invalid (an ill-formed one is left out).
-// type is not checked at the root, which the caller handles.
-func (nd *node) invalid(root bool) uint32 {
-	var bad uint32
-	for rest := nd.present; rest != 0; rest &= rest - 1 {
-		id := bits.TrailingZeros32(rest)
-		v := nd.vals[id]
-		ok := true
-		switch id {
-		case kwType:
-			ok = root || validType(v)
-		case kwProperties:
-			_, ok = v.(map[string]any)
-		case kwRequired:
-			ok = stringArray(v)
-		case kwItems:
-			_, tuple := v.([]any)
-			ok = !tuple
-		case kwEnum:
-			_, ok = v.([]any)
-		case kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum:
-			_, ok = number(v)
-		case kwMinLength, kwMaxLength, kwMinItems, kwMaxItems:
-			_, ok = count(v)
-		case kwPattern:
-			s, isStr := v.(string)
-			ok = isStr && utf8.ValidString(s)
-			if ok {
-				_, err := regexp.Compile(s)
-				ok = err == nil
-			}
-		}
-		if !ok {
-			bad |= 1 << id
-		}
-	}
-	return bad
-}
-
-// narrower walks a decoded schema once and writes the narrowed schema.
+// narrower writes narrowed schemas: it walks a schema's canonical form
+// once (see rootRaw), a decoded schema's after writing it (see rootTree).
 // It is reused across schemas (its buffers grow once).
 type narrower struct {
 	encoder
 	// path is the JSON pointer of the subschema being written.
 	path    []byte
 	dropped []string
+	// form writes a decoded schema's form for the walk (see rootTree).
+	form formWriter
 }
 
 var narrowers = sync.Pool{New: func() any { return new(narrower) }}
@@ -356,13 +256,13 @@ func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 		case rawOK:
 			n.rootRaw(c.out)
 		case rawDeep:
-			n.root(c.takeTree())
+			n.rootTree(c.takeTree())
 		default:
-			n.root(nil)
+			n.rootTree(nil)
 		}
 		canons.Put(c)
 	} else {
-		n.root(schema)
+		n.rootTree(schema)
 	}
 	narrowed, dropped = bytes.Clone(n.buf), n.dropped
 	n.dropped = nil
@@ -373,166 +273,6 @@ func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 // reset prepares n for the next schema.
 func (n *narrower) reset() {
 	n.buf, n.path, n.dropped, n.keys = n.buf[:0], n.path[:0], nil, n.keys[:0]
-}
-
-// root writes the narrowed root schema.
-func (n *narrower) root(v any) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		n.drop()
-		n.buf = append(n.buf, `{"type":"object"}`...)
-		return
-	}
-	var nd node // on the stack: storing values needs no write barrier
-	nd.collect(m)
-	if nd.ref || nd.present&(1<<kwType) != 0 && nd.vals[kwType] != any("object") {
-		n.drop()
-		nd.vals[kwType] = "object"
-		n.emit(&nd, nd.present&annotationMask|1<<kwType, 0, true)
-		return
-	}
-	mask := nd.present &^ nd.invalid(true)
-	dropped := nd.bad || mask != nd.present
-	if nd.patternProps {
-		mask &^= 1 << kwAdditionalProperties
-	}
-	mask |= 1 << kwType
-	nd.vals[kwType] = "object"
-	start, dstart := len(n.buf), len(n.dropped)
-	for {
-		id := n.emit(&nd, mask, 0, true)
-		if id < 0 {
-			break
-		}
-		n.buf, n.dropped = n.buf[:start], n.dropped[:dstart]
-		mask &^= 1 << id
-		dropped = true
-	}
-	if dropped {
-		n.dropped = append(n.dropped, "")
-		copy(n.dropped[dstart+1:], n.dropped[dstart:])
-		n.dropped[dstart] = "/"
-	}
-}
-
-// schema writes the narrowed form of the subschema v at n.path.
-func (n *narrower) schema(v any, depth int) {
-	switch s := v.(type) {
-	case map[string]any:
-		var nd node
-		nd.collect(s)
-		// Past the depth bound only an accepts-anything node is kept.
-		tooDeep := depth > maxSchemaDepth && nd.present&^annotationMask != 0
-		if tooDeep || nd.bad || nd.invalid(false) != 0 {
-			n.replace(&nd, depth)
-			return
-		}
-		start, dstart := len(n.buf), len(n.dropped)
-		if n.emit(&nd, nd.present, depth, false) >= 0 {
-			n.buf, n.dropped = n.buf[:start], n.dropped[:dstart]
-			n.replace(&nd, depth)
-		}
-	case bool:
-		if !s {
-			n.drop()
-		}
-		n.buf = append(n.buf, "{}"...)
-	default:
-		n.drop()
-		n.buf = append(n.buf, "{}"...)
-	}
-}
-
-// replace reports n.path and writes an accepts-anything node with nd's
-// annotations.
-func (n *narrower) replace(nd *node, depth int) {
-	n.drop()
-	n.emit(nd, nd.present&annotationMask, depth, false)
-}
-
-// emit writes the keywords of nd selected by mask, in sorted order, and
-// returns -1, or the id of a keyword (enum, const, properties) whose value
-// cannot be written, in which case the buffer holds a partial node. An
-// ill-formed annotation is left out.
-func (n *narrower) emit(nd *node, mask uint32, depth int, root bool) int {
-	n.buf = append(n.buf, '{')
-	first := true
-	for rest := mask; rest != 0; rest &= rest - 1 {
-		id := bits.TrailingZeros32(rest)
-		mark := len(n.buf)
-		if !first {
-			n.buf = append(n.buf, ',')
-		}
-		n.buf = append(n.buf, keywordKeys[id]...)
-		v := nd.vals[id]
-		ok := true
-		switch id {
-		case kwTitle, kwDescription, kwFormat:
-			s, isStr := v.(string)
-			if ok = isStr; ok {
-				n.buf = jsontext.AppendString(n.buf, s)
-			}
-		case kwDefault, kwExamples:
-			ok = n.value(v, 0)
-		case kwConst, kwEnum:
-			if !n.value(v, 0) {
-				return id
-			}
-		case kwType, kwRequired:
-			n.value(v, 0) // validated: names
-		case kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum,
-			kwMinLength, kwMaxLength, kwMinItems, kwMaxItems:
-			f, _ := number(v)
-			n.buf = appendNumber(n.buf, f)
-		case kwPattern:
-			n.buf = jsontext.AppendString(n.buf, v.(string))
-		case kwItems:
-			n.child(v, "/items", depth)
-		case kwAdditionalProperties:
-			if b, isBool := v.(bool); isBool {
-				n.buf = strconv.AppendBool(n.buf, b)
-			} else {
-				n.child(v, "/additionalProperties", depth)
-			}
-		case kwProperties:
-			props := v.(map[string]any)
-			base := n.pushKeys(props)
-			if base < 0 {
-				return id
-			}
-			end := len(n.keys)
-			n.buf = append(n.buf, '{')
-			for i := base; i < end; i++ {
-				if i > base {
-					n.buf = append(n.buf, ',')
-				}
-				m := n.keys[i]
-				n.buf = jsontext.AppendString(n.buf, m.k)
-				n.buf = append(n.buf, ':')
-				plen := len(n.path)
-				n.path = append(n.path, "/properties/"...)
-				n.path = appendPointerToken(n.path, m.k)
-				n.schema(m.v, depth+1)
-				n.path = n.path[:plen]
-			}
-			n.buf = append(n.buf, '}')
-			n.popKeys(base)
-		}
-		if !ok {
-			n.buf = n.buf[:mark]
-			continue
-		}
-		first = false
-	}
-	n.buf = append(n.buf, '}')
-	return -1
-}
-
-func (n *narrower) child(v any, seg string, depth int) {
-	plen := len(n.path)
-	n.path = append(n.path, seg...)
-	n.schema(v, depth+1)
-	n.path = n.path[:plen]
 }
 
 // appendPointerToken appends s escaped as a JSON pointer token (RFC 6901).

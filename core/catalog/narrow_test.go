@@ -18,7 +18,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func TestKeywordNamesSorted(t *testing.T) {
-	// emit writes keywords in id order; the output is sorted only if the
+	// emitRaw writes keywords in id order; the output is sorted only if the
 	// ids are in byte order of the names.
 	require.True(t, slices.IsSorted(keywordNames[:]), "%v", keywordNames)
 	for id, name := range keywordNames {
@@ -229,6 +229,9 @@ func TestNarrowGoValues(t *testing.T) {
 			`{"properties":{"x":{}},"type":"object"}`, nil},
 		{"json.Number accepted", map[string]any{"properties": map[string]any{"x": map[string]any{"maximum": json.Number("2.50")}}},
 			`{"properties":{"x":{"maximum":2.5}},"type":"object"}`, nil},
+		{"json.Number NaN or Inf is no number", map[string]any{"properties": map[string]any{"x": map[string]any{"maximum": json.Number("NaN")},
+			"y": map[string]any{"const": json.Number("+Inf")}, "z": map[string]any{"default": json.Number("infinity"), "title": "Z"}}},
+			`{"properties":{"x":{},"y":{},"z":{"title":"Z"}},"type":"object"}`, []string{"/properties/x", "/properties/y"}},
 		{"invalid UTF-8 property names narrow the node", map[string]any{"properties": map[string]any{"x": map[string]any{
 			"properties": map[string]any{"a\xff": map[string]any{}, "a\xfe": map[string]any{}}}}},
 			`{"properties":{"x":{}},"type":"object"}`, []string{"/properties/x"}},

@@ -206,10 +206,10 @@ func stringEnd(a []byte, i int) int {
 }
 
 // pack narrows schema and returns the index of its packed form in p and
-// the dropped paths.
+// the dropped paths. p.form holds schema's form afterwards (see packTool).
 func (p *packer) pack(schema map[string]any) (uint32, []string) {
 	p.reset()
-	p.root(schema)
+	p.rootTree(schema)
 	return p.store(), p.dropped
 }
 

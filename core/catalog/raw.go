@@ -526,6 +526,10 @@ func packTool(p, wp *packer, v any, form []byte) (k, w int32, dropped []string) 
 	}
 	u, d := p.pack(m)
 	k, dropped = int32(u), d
+	if !p.form.inexact {
+		// The form is what packWritten writes.
+		return k, int32(wp.packWrittenRaw(p.form.buf)), dropped
+	}
 	if u, ok := wp.packWritten(m); ok {
 		w = int32(u)
 	}

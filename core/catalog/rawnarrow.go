@@ -8,14 +8,14 @@ import (
 	"strconv"
 )
 
-// This file is narrow.go's walk over a canonical form (see canon) instead
-// of a decoded value. A canonical form is nested at most maxValueDepth
-// deep, so every value in it is encodable (encoder.value never fails on
-// it) and its canonical bytes are what the encoder writes: the walk copies
-// them.
+// This file is the narrowing walk. It reads a schema's canonical form:
+// canon's for raw bytes, formWriter's for a decoded schema. A form's
+// values are what the encoder writes, so the walk copies them, except
+// notEncodable, which stands for a value it cannot write and which the
+// walk never copies.
 
-// rnode is node over a canonical form: vals are the keywords' canonical
-// values.
+// rnode is one schema object sorted into the subset's keywords: vals are
+// the keywords' values as the form holds them.
 type rnode struct {
 	vals    [numKeywords][]byte
 	present uint32
@@ -74,7 +74,9 @@ func rawValidType(v []byte) bool {
 	return false
 }
 
-// invalid is node.invalid over a canonical form.
+// invalid returns the keywords of the subset whose value the subset cannot
+// enforce. Annotations are never invalid (an ill-formed one is left out).
+// type is not checked at the root, which the caller handles.
 func (nd *rnode) invalid(root bool) uint32 {
 	var bad uint32
 	for rest := nd.present; rest != 0; rest &= rest - 1 {
@@ -92,13 +94,15 @@ func (nd *rnode) invalid(root bool) uint32 {
 			ok = v[0] != '['
 		case kwEnum:
 			ok = v[0] == '['
+		case kwConst:
+			ok = v[0] != notEncodable
 		case kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum:
 			_, ok = rawNumber(v)
 		case kwMinLength, kwMaxLength, kwMinItems, kwMaxItems:
 			f, isNum := rawNumber(v)
 			ok = isNum && f >= 0 && f == math.Trunc(f)
 		case kwPattern:
-			// A decoded string is valid UTF-8.
+			// A form's strings are valid UTF-8 (see formWriter).
 			ok = rawString(v)
 			if ok {
 				_, err := regexp.Compile(literalString(v))
@@ -115,7 +119,14 @@ func (nd *rnode) invalid(root bool) uint32 {
 // objectLiteral is the canonical "object".
 var objectLiteral = []byte(`"object"`)
 
-// rootRaw is root over the canonical form c.
+// rootTree writes the narrowed form of the decoded schema v: its form
+// (see formWriter), walked by rootRaw.
+func (n *narrower) rootTree(v any) {
+	n.form.form(v)
+	n.rootRaw(n.form.buf)
+}
+
+// rootRaw writes the narrowed root schema from its form c.
 func (n *narrower) rootRaw(c []byte) {
 	if c[0] != '{' {
 		n.drop()
@@ -146,7 +157,10 @@ func (n *narrower) rootRaw(c []byte) {
 	}
 }
 
-// schemaRaw is schema over the canonical value v.
+// schemaRaw writes the narrowed form of the subschema whose form is v,
+// at n.path; one that is inexpressible, not a schema, false, or too deep
+// is replaced by an accepts-anything node with its annotations, and its
+// path reported.
 func (n *narrower) schemaRaw(v []byte, depth int) {
 	switch v[0] {
 	case '{':
@@ -167,16 +181,23 @@ func (n *narrower) schemaRaw(v []byte, depth int) {
 	}
 }
 
-// emitRaw is emit over a canonical form, where every value is encodable
-// (so it never stops at a keyword).
+// emitRaw writes the keywords of nd selected by mask, in sorted order. An
+// ill-formed annotation is left out.
 func (n *narrower) emitRaw(nd *rnode, mask uint32, depth int) {
 	n.buf = append(n.buf, '{')
 	first := true
 	for rest := mask; rest != 0; rest &= rest - 1 {
 		id := bits.TrailingZeros32(rest)
 		v := nd.vals[id]
-		if (id == kwTitle || id == kwDescription || id == kwFormat) && !rawString(v) {
-			continue // an ill-formed annotation
+		switch id {
+		case kwTitle, kwDescription, kwFormat:
+			if !rawString(v) {
+				continue // an ill-formed annotation
+			}
+		case kwDefault, kwExamples:
+			if v[0] == notEncodable {
+				continue
+			}
 		}
 		if !first {
 			n.buf = append(n.buf, ',')

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -71,15 +72,21 @@ func (c *documents) of(ts []clientkit.Target) ([]byte, error) {
 		return document(ts)
 	}
 	t := ts[0]
-	key := strings.Join(append([]string{t.Name, t.Transport, t.URL, t.Era, t.Command}, t.Args...), "\x00")
+	// Each field length-prefixed: no two targets share a key, whatever
+	// bytes their fields hold.
+	var key []byte
+	for _, f := range append([]string{t.Name, t.Transport, t.URL, t.Era, t.Command}, t.Args...) {
+		key = append(strconv.AppendInt(key, int64(len(f)), 10), ':')
+		key = append(key, f...)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if data, ok := c.byKey[key]; ok {
+	if data, ok := c.byKey[string(key)]; ok {
 		return data, nil
 	}
 	data, err := document(ts)
 	if err == nil {
-		c.byKey[key] = data
+		c.byKey[string(key)] = data
 	}
 	return data, err
 }

@@ -27,6 +27,10 @@ const maxValueDepth = 128
 // until the depth limits cut it. Writing stops as soon as it passes the
 // bound, so the work on a Go value is bounded by the length of the JSON it
 // stands for, and never by more than a small multiple of MaxSchemaBytes.
+// A host that raises DiscoverOptions.MaxBytes past it still has decoded
+// schemas longer than MaxSchemaBytes refused; a json.RawMessage schema is
+// not written this way (its bytes are its JSON, bounded where they were
+// received) unless it nests deeper than 128 levels.
 const MaxSchemaBytes = 2 * DefaultMaxBytes
 
 // maxFormBytes is MaxSchemaBytes; a test lowers it.

@@ -244,6 +244,12 @@ type Catalog struct {
 // integer within [MinResultSizeChars, MaxResultSizeChars]; any other value
 // is ignored with a Diagnostic "result_size_meta_ignored".
 //
+// A decoded inputSchema whose JSON passes MaxSchemaBytes (a host's Go
+// value sharing one sub-schema many times over, or holding a cycle, see
+// the package doc) is rejected with "invalid_input_schema" as soon as
+// writing it passes that bound, never expanded; an outputSchema like it
+// is "output_schema_invalid".
+//
 // A tool's outputSchema, when it has one, is narrowed the same way (a
 // Diagnostic "output_schema_narrowed" listing the paths when anything
 // was); one that is not a JSON object with "type" "object" leaves the

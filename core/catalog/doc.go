@@ -71,6 +71,27 @@
 // (duplicate names collapsed), so the same walk narrows both, with the
 // same result.
 //
+// # Schemas as Go values
+//
+// A host may hand over a schema as a Go value (Narrow, or a ports.ToolItem
+// with a decoded schema, to Build) instead of JSON. The rule: the work on
+// a Go value is bounded by the length of the JSON text it stands for, and
+// that JSON is what counts. A value decoded from JSON is written back at
+// about its own length; one that shares a sub-schema under several names
+// (a DAG) gives exactly what its JSON text gives, each name expanded. A
+// value whose JSON is longer than MaxSchemaBytes (64 MiB) is refused as
+// soon as writing passes that bound, never expanded: Narrow narrows it as
+// it narrows a root that is no JSON object ({"type":"object"}, "/"
+// reported), Build rejects the tool ("invalid_input_schema") or drops its
+// outputSchema ("output_schema_invalid"). A cycle stands for endless JSON:
+// where every path round it is cut by the depth limits first (a value
+// naming itself), it gives what nesting past them gives (such a keyword
+// value is not encodable); otherwise (a schema naming itself under
+// properties twice) it is refused by the bound like any JSON that long.
+// Either way the call ends after at most a small multiple of
+// MaxSchemaBytes steps (about a second of CPU), never 2^depth of them.
+// Discover's own estimate (see Discovery) already stops at its byte bound.
+//
 // # Result size
 //
 // A tool result may put at most the tool's admission cap of characters

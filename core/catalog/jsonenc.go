@@ -16,6 +16,26 @@ import (
 // caller may pass to Narrow, are not encodable.
 const maxValueDepth = 128
 
+// MaxSchemaBytes bounds the compact JSON a decoded schema (a Go value,
+// not a json.RawMessage) is written into before it is narrowed (see
+// Narrow and Build). A value decoded from JSON is written at about the
+// length of that JSON, so this is twice Discover's default byte bound per
+// list kind (DefaultMaxBytes): no schema Discover keeps by default comes
+// near it. A host's Go value can stand for far more JSON than it holds in
+// memory: one sub-schema value shared under many names is written once
+// per name, and a value holding a cycle stands for endless JSON, written
+// until the depth limits cut it. Writing stops as soon as it passes the
+// bound, so the work on a Go value is bounded by the length of the JSON it
+// stands for, and never by more than a small multiple of MaxSchemaBytes.
+// A host that raises DiscoverOptions.MaxBytes past it still has decoded
+// schemas longer than MaxSchemaBytes refused; a json.RawMessage schema is
+// not written this way (its bytes are its JSON, bounded where they were
+// received) unless it nests deeper than 128 levels.
+const MaxSchemaBytes = 2 * DefaultMaxBytes
+
+// maxFormBytes is MaxSchemaBytes; a test lowers it.
+var maxFormBytes = MaxSchemaBytes
+
 // appendFloat appends a finite f exactly as encoding/json writes a float64.
 func appendFloat(dst []byte, f float64) []byte {
 	abs := math.Abs(f)
@@ -67,14 +87,42 @@ type encoder struct {
 	// keys is a stack of object members being sorted; each object uses
 	// the part above what its parents use.
 	keys []member
+	// spent is the work done on the current value beyond what buf holds:
+	// bytes written and cut off again, object members sorted. With
+	// len(buf), it bounds the work (see overBudget).
+	spent int
+	// over: the current value passed the budget; nothing more is written.
+	over bool
+	// steps counts the values and schemas entered for the current value
+	// (each checks the budget once), for tests to bound.
+	steps int
+}
+
+// overBudget reports whether the value being written has passed the
+// budget (its JSON longer than maxFormBytes, or twice that much more work),
+// and latches e.over. Every value and schema the writers enter checks it
+// first, so the work on one value is at most a small multiple of
+// maxFormBytes whatever the Go value shares or cycles through.
+func (e *encoder) overBudget() bool {
+	e.steps++
+	if !e.over && (len(e.buf) > maxFormBytes || e.spent > 2*maxFormBytes) {
+		e.over = true
+	}
+	return e.over
+}
+
+// startValue prepares e for writing the next value into an empty buf.
+func (e *encoder) startValue() {
+	e.buf, e.spent, e.over, e.steps = e.buf[:0], 0, false, 0
 }
 
 // value appends v and reports whether v is encodable: nil, bool, a finite
 // float64 or json.Number, string, []any and map[string]any (with valid
-// UTF-8 keys) nested at most maxValueDepth deep. On false the buffer holds
-// a partial value the caller truncates.
+// UTF-8 keys) nested at most maxValueDepth deep, written within the
+// budget (see overBudget; e.over is set when that is why it is false).
+// On false the buffer holds a partial value the caller truncates.
 func (e *encoder) value(v any, depth int) bool {
-	if depth > maxValueDepth {
+	if depth > maxValueDepth || e.overBudget() {
 		return false
 	}
 	switch x := v.(type) {
@@ -145,6 +193,7 @@ type member struct {
 // valid UTF-8: such keys would encode to the same text as other keys.
 func (e *encoder) pushKeys(m map[string]any) int {
 	base := len(e.keys)
+	e.spent += len(m)
 	for k, v := range m {
 		if !utf8.ValidString(k) {
 			e.popKeys(base)
@@ -181,8 +230,10 @@ const notEncodable = '?'
 //     enters, values are written as values.
 //
 // inexact reports that one of these happened: the form is then not what
-// encoder.value writes for the schema. A formWriter is reused across
-// schemas; it is not safe for concurrent use.
+// encoder.value writes for the schema. over reports that the form passed
+// the budget (see encoder.overBudget): it was cut short, and the schema
+// is to be refused, not walked. A formWriter is reused across schemas; it
+// is not safe for concurrent use.
 type formWriter struct {
 	encoder
 	inexact bool
@@ -190,19 +241,24 @@ type formWriter struct {
 
 // form writes the form of the schema v into w.buf.
 func (w *formWriter) form(v any) {
-	w.buf, w.inexact = w.buf[:0], false
+	w.startValue()
+	w.inexact = false
 	w.schema(v, 0, 0)
 }
 
 // schema appends the form of the subschema v, at schema depth depth and
 // JSON nesting level.
 func (w *formWriter) schema(v any, depth, level int) {
+	if w.overBudget() {
+		return
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		w.anyValue(v, level)
 		return
 	}
 	base := len(w.keys)
+	w.spent += len(m)
 	for k, v := range m {
 		if !utf8.ValidString(k) {
 			w.inexact = true
@@ -228,7 +284,7 @@ func (w *formWriter) schema(v any, depth, level int) {
 			w.properties(v, depth, level+1)
 		case k == "items":
 			if _, tuple := v.([]any); tuple {
-				if !w.anyValue(v, level+1) {
+				if !w.anyValue(v, level+1) && !w.over {
 					w.buf = append(w.buf[:len(w.buf)-1], "[]"...)
 				}
 				break
@@ -255,7 +311,7 @@ func (w *formWriter) schema(v any, depth, level int) {
 // at depth, nested level deep.
 func (w *formWriter) properties(v any, depth, level int) {
 	props, isMap := v.(map[string]any)
-	if !isMap {
+	if !isMap || w.overBudget() {
 		w.anyValue(v, level)
 		return
 	}
@@ -281,16 +337,27 @@ func (w *formWriter) properties(v any, depth, level int) {
 
 // anyValue appends the value v, nested level deep, as encoder.value
 // writes it; past maxValueDepth counting from v itself, or when value
-// cannot write it, notEncodable (which it reports with false).
+// cannot write it, notEncodable (which it reports with false). Past the
+// budget it writes nothing more.
 func (w *formWriter) anyValue(v any, level int) bool {
 	mark := len(w.buf)
 	if w.value(v, level) {
 		return true
 	}
-	w.buf, w.inexact = w.buf[:mark], true
-	if level > 0 && w.value(v, 0) {
+	w.cut(mark)
+	w.inexact = true
+	if level > 0 && !w.over && w.value(v, 0) {
 		return true
 	}
-	w.buf = append(w.buf[:mark], notEncodable)
+	w.cut(mark)
+	if !w.over {
+		w.buf = append(w.buf, notEncodable)
+	}
 	return false
+}
+
+// cut truncates buf to mark, counting the bytes cut off as spent.
+func (w *formWriter) cut(mark int) {
+	w.spent += len(w.buf) - mark
+	w.buf = w.buf[:mark]
 }

@@ -243,6 +243,14 @@ func (n *narrower) drop() {
 // The output is compact JSON with sorted keys, written as encoding/json
 // writes it; narrowing it again gives the same bytes and reports nothing.
 //
+// A decoded schema whose JSON passes MaxSchemaBytes, which only a Go value
+// sharing one sub-schema many times over or holding a cycle can do
+// without holding that much, is narrowed as a root that is no JSON object,
+// as soon as writing it passes that bound; a cycle the depth limits end
+// first gives what nesting past them gives (see the package doc, "Schemas
+// as Go values"). Narrow's work is bounded by a small multiple of
+// MaxSchemaBytes whatever schema holds.
+//
 // schema may also be a json.RawMessage: Narrow then returns what it
 // returns for the value encoding/json's Unmarshal decodes from those bytes
 // into an any (see ports.ToolItem), and for bytes Unmarshal refuses what
@@ -272,7 +280,8 @@ func Narrow(schema any) (narrowed json.RawMessage, dropped []string) {
 
 // reset prepares n for the next schema.
 func (n *narrower) reset() {
-	n.buf, n.path, n.dropped, n.keys = n.buf[:0], n.path[:0], nil, n.keys[:0]
+	n.startValue()
+	n.path, n.dropped, n.keys = n.path[:0], nil, n.keys[:0]
 }
 
 // appendPointerToken appends s escaped as a JSON pointer token (RFC 6901).

@@ -207,10 +207,15 @@ func stringEnd(a []byte, i int) int {
 
 // pack narrows schema and returns the index of its packed form in p and
 // the dropped paths. p.form holds schema's form afterwards (see packTool).
-func (p *packer) pack(schema map[string]any) (uint32, []string) {
+// It returns false, storing nothing, when schema's form passes the budget
+// (see MaxSchemaBytes): Build refuses such a schema.
+func (p *packer) pack(schema map[string]any) (uint32, []string, bool) {
 	p.reset()
 	p.rootTree(schema)
-	return p.store(), p.dropped
+	if p.form.over {
+		return 0, nil, false
+	}
+	return p.store(), p.dropped, true
 }
 
 // packWritten stores schema as the server wrote it (every keyword kept,

@@ -95,7 +95,7 @@ func TestPackHashCollision(t *testing.T) {
 	for i, s := range packSchemas {
 		m := decode(t, s).(map[string]any)
 		m["required"] = []any{fmt.Sprint("r", i)} // a new schema, not a shared one
-		k, _ := p.pack(m)
+		k, _, _ := p.pack(m)
 		want, _ := Narrow(m)
 		assert.Equal(t, string(want), string(p.json(k)), s)
 	}
@@ -120,7 +120,7 @@ func FuzzPack(f *testing.F) {
 			if !ok {
 				return
 			}
-			e, _ := p.pack(m)
+			e, _, _ := p.pack(m)
 			entries = append(entries, e)
 			schemas = append(schemas, m)
 		}

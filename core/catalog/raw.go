@@ -524,7 +524,10 @@ func packTool(p, wp *packer, v any, form []byte) (k, w int32, dropped []string) 
 	if !ok {
 		return k, w, nil
 	}
-	u, d := p.pack(m)
+	u, d, fits := p.pack(m)
+	if !fits {
+		return k, w, nil
+	}
 	k, dropped = int32(u), d
 	if !p.form.inexact {
 		// The form is what packWritten writes.
@@ -593,8 +596,11 @@ func packOutput(pp **packer, v any) (k uint32, narrowed []string, state int) {
 	if !ok {
 		return 0, nil, schemaInvalid
 	}
+	k, narrowed, fits := p.pack(m)
+	if !fits {
+		return 0, nil, schemaInvalid
+	}
 	*pp = p
-	k, narrowed = p.pack(m)
 	return k, narrowed, schemaPacked
 }
 

@@ -120,11 +120,22 @@ func (nd *rnode) invalid(root bool) uint32 {
 var objectLiteral = []byte(`"object"`)
 
 // rootTree writes the narrowed form of the decoded schema v: its form
-// (see formWriter), walked by rootRaw.
+// (see formWriter), walked by rootRaw. A schema whose form passes the
+// budget (n.form.over) is narrowed as a root that is no JSON object.
 func (n *narrower) rootTree(v any) {
 	n.form.form(v)
+	if n.form.over {
+		// Drop the buffer, which may have grown to the budget, so that
+		// the pool does not keep it.
+		n.form.buf = nil
+		n.rootRaw(nullLiteral)
+		return
+	}
 	n.rootRaw(n.form.buf)
 }
+
+// nullLiteral is the canonical null.
+var nullLiteral = []byte("null")
 
 // rootRaw writes the narrowed root schema from its form c.
 func (n *narrower) rootRaw(c []byte) {

@@ -127,7 +127,12 @@ type ToolItem struct {
 	// range, nesting past encoding/json's limit) are an invalid schema: an
 	// inputSchema is rejected as one that is not a JSON object, an
 	// outputSchema is reported invalid as one that is not an object, and
-	// the byte bound counts their length.
+	// the byte bound counts their length. One exception, past any default
+	// bound: a decoded value whose JSON passes core/catalog's
+	// MaxSchemaBytes (64 MiB, twice Discover's default byte bound) is
+	// refused there as an invalid schema, while the same schema as raw
+	// bytes is bounded by the discovery byte bound alone (it differs only
+	// for a host that raises that bound past MaxSchemaBytes).
 	InputSchema any
 	// Meta is the tool's _meta object decoded the same way, or nil.
 	Meta map[string]any

@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,18 +45,16 @@ func (g *gatedFlush) Flush(ctx context.Context) error {
 	return g.AuditQueue.Flush(ctx)
 }
 
-// startNotifier is a connector that closes started at its first Connect.
+// startNotifier is a connector that closes started at its first Connect
+// (once: two servers' connects run at once).
 type startNotifier struct {
 	*liveConnector
 	started chan struct{}
+	once    sync.Once
 }
 
 func (c *startNotifier) Connect(ctx context.Context, t ports.Target, s ports.Signals) (ports.Session, error) {
-	select {
-	case <-c.started:
-	default:
-		close(c.started)
-	}
+	c.once.Do(func() { close(c.started) })
 	return c.liveConnector.Connect(ctx, t, s)
 }
 

@@ -3,6 +3,7 @@ package composition
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,18 +45,16 @@ func (g *gatedFlush) Flush(ctx context.Context) error {
 	return g.AuditQueue.Flush(ctx)
 }
 
-// startNotifier is a connector that closes started at its first Connect.
+// startNotifier is a connector that closes started at its first Connect
+// (once: two servers' connects run at once).
 type startNotifier struct {
 	*liveConnector
 	started chan struct{}
+	once    sync.Once
 }
 
 func (c *startNotifier) Connect(ctx context.Context, t ports.Target, s ports.Signals) (ports.Session, error) {
-	select {
-	case <-c.started:
-	default:
-		close(c.started)
-	}
+	c.once.Do(func() { close(c.started) })
 	return c.liveConnector.Connect(ctx, t, s)
 }
 
@@ -63,24 +62,30 @@ func (c *startNotifier) Connect(ctx context.Context, t ports.Target, s ports.Sig
 // the decisions' records are being made durable (a Flush that waits for
 // the first connect to start returns), and Connect returns only once they
 // are durable.
+//
+// A lone server connects in the calling goroutine and the flush runs
+// beside it; several connect in their own goroutines.
 func TestConnectDoesNotWaitForTheDecisionRecord(t *testing.T) {
-	q := &gatedFlush{AuditQueue: portstest.NewAuditQueue()}
-	c := &startNotifier{liveConnector: newLiveConnector(), started: make(chan struct{})}
-	q.open = c.started
-	c.set("a", tool("keep", "string"))
-	c.set("b", tool("keep", "string"))
-	h := auditHost(t, q)
-	f := h.Connect(t.Context(), liveSrcs("a", "b"), &ConnectOptions{connector: c, Supervisor: fastSupervisor})
-	defer f.Close()
-	assert.True(t, q.opened, "a server began connecting before the decisions' records were durable")
-	assert.Equal(t, 1, q.Calls("Flush"), "one flush for every decision")
-	assert.Zero(t, q.Calls("Append"), "no fsync per decision on the connect path")
-	recs, err := q.Records(t.Context())
-	require.NoError(t, err)
-	require.Len(t, recs, 2, "both decisions durable when Connect returned")
-	assert.Empty(t, q.Pending())
-	for _, s := range f.Servers() {
-		assert.Equal(t, StateConnected, s.State, s.Name)
+	for _, names := range [][]string{{"a"}, {"a", "b"}} {
+		q := &gatedFlush{AuditQueue: portstest.NewAuditQueue()}
+		c := &startNotifier{liveConnector: newLiveConnector(), started: make(chan struct{})}
+		q.open = c.started
+		for _, n := range names {
+			c.set(n, tool("keep", "string"))
+		}
+		h := auditHost(t, q)
+		f := h.Connect(t.Context(), liveSrcs(names...), &ConnectOptions{connector: c, Supervisor: fastSupervisor})
+		assert.True(t, q.opened, "%d servers: a server began connecting before the decisions' records were durable", len(names))
+		assert.Equal(t, 1, q.Calls("Flush"), "one flush for every decision")
+		assert.Zero(t, q.Calls("Append"), "no fsync per decision on the connect path")
+		recs, err := q.Records(t.Context())
+		require.NoError(t, err)
+		require.Len(t, recs, len(names), "every decision durable when Connect returned")
+		assert.Empty(t, q.Pending())
+		for _, s := range f.Servers() {
+			assert.Equal(t, StateConnected, s.State, s.Name)
+		}
+		require.NoError(t, f.Close())
 	}
 }
 

@@ -235,30 +235,50 @@ func (f *Fleet) add(ctx context.Context, srcs []definition.Source, names []strin
 		dirs[i] = &launchDir{server: m.base.Name, dir: admitted.take(m.base.Name)}
 	}
 	removed = admitted.removeAll()
-	var wg sync.WaitGroup
-	for i, m := range connect {
-		wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			defer wg.Done()
-			defer f.done()
-			defer dirs[i].release()
-			ctx := withLaunchDir(ctx, dirs[i])
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-			}
-			f.connect(ctx, m) // returns the ctx refusal at once when ctx ended
-		}()
+	run := func(i int, m *member) {
+		defer f.wg.Done()
+		defer f.done()
+		defer dirs[i].release()
+		ctx := withLaunchDir(ctx, dirs[i])
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+		case <-ctx.Done():
+		}
+		f.connect(ctx, m) // returns the ctx refusal at once when ctx ended
 	}
 	// The decisions' records are made durable while the servers connect
 	// (one write of the audit log, not one fsync per server on the connect
 	// path), and before add returns: a Fleet is handed out only on
 	// recorded decisions.
-	if err := h.decider.Flush(evalCtx); err != nil {
-		f.unaudited(added, ev.unaudited(err), err)
+	flush := func() {
+		if err := h.decider.Flush(evalCtx); err != nil {
+			f.unaudited(added, ev.unaudited(err), err)
+		}
 	}
+	if !background && len(connect) == 1 {
+		// A lone server waited for connects in the calling goroutine, whose
+		// stack has room already (a new goroutine's grows, copied, while the
+		// handshake goes down the SDK's call chain); the flush runs beside
+		// it, as below.
+		flushed := make(chan struct{})
+		go func() {
+			defer close(flushed)
+			flush()
+		}()
+		run(0, connect[0])
+		<-flushed
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, m := range connect {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(i, m)
+		}()
+	}
+	flush()
 	if !background {
 		wg.Wait()
 	}

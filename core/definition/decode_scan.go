@@ -1,6 +1,7 @@
 package definition
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -28,8 +29,19 @@ import (
 // scratch stack and copied once into an exactly sized slice when the
 // object or array closes.
 
-// decodeSlabSize is how many values one slab holds.
+// decodeSlabSize is how many values one slab holds at most. A slab is
+// sized to what is left of the document's bound on its values
+// (decodeValueBound), so a one-server document takes one slab of a few
+// values, not 256 (18 KB, most of a small document's evaluation).
 const decodeSlabSize = 256
+
+// decodeValueBound is an upper bound on the number of values in the JSON
+// document s: the root, an object member's value after each ':', and an
+// array element after each '[' or ','. A ':', ',' or '[' inside a string,
+// a ',' between members and an empty array's '[' only add to it.
+func decodeValueBound(s string) int {
+	return 1 + strings.Count(s, ":") + strings.Count(s, ",") + strings.Count(s, "[")
+}
 
 // decodeScanner is the state of one parse.
 type decodeScanner struct {
@@ -39,6 +51,9 @@ type decodeScanner struct {
 	// slab is the current value slab; values are appended to it until it
 	// is full, then a new one is started, so pointers stay valid.
 	slab []decodeValue
+	// left is how many values the document may still hold beyond the
+	// current slab (decodeValueBound less the slabs made so far).
+	left int
 	// members and elems are scratch stacks shared by every nesting level.
 	members []decodeMember
 	elems   []*decodeValue
@@ -50,6 +65,7 @@ func decodeParse(data []byte) (*decodeValue, bool) {
 		return nil, false
 	}
 	sc := decodeScanner{s: string(data)}
+	sc.left = decodeValueBound(sc.s)
 	sc.skipSpace()
 	v, ok := sc.value(0)
 	if !ok {
@@ -65,7 +81,14 @@ func decodeParse(data []byte) (*decodeValue, bool) {
 // alloc returns a new value holding v, taken from the current slab.
 func (sc *decodeScanner) alloc(v decodeValue) *decodeValue {
 	if len(sc.slab) == cap(sc.slab) {
-		sc.slab = make([]decodeValue, 0, decodeSlabSize)
+		n := min(sc.left, decodeSlabSize)
+		if n < 1 {
+			// Not reached while decodeValueBound holds (FuzzDecodeScan
+			// checks it); a slab must never be appended past its capacity.
+			n = decodeSlabSize
+		}
+		sc.left -= n
+		sc.slab = make([]decodeValue, 0, n)
 	}
 	sc.slab = append(sc.slab, v)
 	return &sc.slab[len(sc.slab)-1]

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcpward/mcpward/ports"
 )
 
 // decodeScanSeeds are documents that exercise the scanner's edges: every
@@ -68,9 +70,22 @@ func decodeScanGeneric(v *decodeValue) any {
 	}
 }
 
+// decodeScanCount is the number of values in a parsed tree.
+func decodeScanCount(v *decodeValue) int {
+	n := 1
+	for _, e := range v.elems {
+		n += decodeScanCount(e)
+	}
+	for _, m := range v.members {
+		n += decodeScanCount(m.val)
+	}
+	return n
+}
+
 // decodeScanCheck asserts that decodeParse agrees with encoding/json on
 // validity and values, and builds exactly the tree the previous
-// json.Decoder-based parser built.
+// json.Decoder-based parser built, and that the tree has no more values
+// than decodeValueBound, which sizes the scanner's slabs.
 func decodeScanCheck(t *testing.T, data []byte) {
 	t.Helper()
 	got, ok := decodeParse(data)
@@ -81,6 +96,7 @@ func decodeScanCheck(t *testing.T, data []byte) {
 		return
 	}
 	require.Equal(t, ref, got, "tree against the reference parser")
+	require.LessOrEqual(t, decodeScanCount(got), decodeValueBound(string(data)), "values against decodeValueBound")
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var want any
@@ -117,4 +133,20 @@ func FuzzDecodeScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeScanCheck(t, data)
 	})
+}
+
+// BenchmarkDecodeOneServer decodes the one-server document a lone
+// Host.Connect evaluates (bench-peers' and HostConnectHTTPVsRaw's), whose
+// parse was one 256-value slab (18 KB) before slabs were sized to the
+// document.
+//
+//	go test -run '^$' -bench DecodeOneServer -benchmem .
+func BenchmarkDecodeOneServer(b *testing.B) {
+	src := Source{Tier: ports.TierUser, Origin: "bench", Data: []byte(`{"mcpServers": {"s": {"type": "http", "url": "http://127.0.0.1:40000/mcp"}}}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := Decode(src); d.Problem != nil {
+			b.Fatal(d.Problem.Kind)
+		}
+	}
 }

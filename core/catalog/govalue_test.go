@@ -283,13 +283,33 @@ func (gr *graph) jsonLen() int64 {
 		if gr.kinds[i] == 1 {
 			s = 4
 		}
-		for _, j := range gr.edges[i] {
+		for e, j := range gr.edges[i] {
+			if gr.kinds[i] == 0 && gr.replaced(i, e) {
+				continue // materialize's later edge took its key
+			}
 			s = min(s+1+size(j), 1<<40)
 		}
 		memo[i] = s
 		return s
 	}
 	return size(0)
+}
+
+// replaced reports whether schema node i's edge e is not in its value: a
+// later edge with the same single-valued key overwrote it (materialize
+// appends under properties, enum and examples, and sets any other key).
+func (gr *graph) replaced(i, e int) bool {
+	switch k := gr.keys[i][e]; k {
+	case "properties", "enum", "examples":
+		return false
+	default:
+		for _, later := range gr.keys[i][e+1:] {
+			if later == k {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // checkGoValue is the property: the form writer stays within maxSteps on

@@ -402,10 +402,19 @@ func TestRefusedStreamBodyBounded(t *testing.T) {
 // bytes. Each answer is as long as the last (so the next one lands in the
 // same buffer) but different in every byte of its result.
 func TestJSONAnswerBufferRecycled(t *testing.T) {
+	answersKeepTheirBytes(t, false, 2000)
+}
+
+// answersKeepTheirBytes makes 8 calls whose answers (as SSE events when
+// sse, else JSON bodies) are fill bytes long each, differing in every byte
+// of their result, and checks each message still holds its own answer
+// after all of them were read: no message aliases a reused buffer.
+func answersKeepTheirBytes(t *testing.T, sse bool, fill int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	result := func(i int) string {
-		return `{"fill":"` + strings.Repeat(string(rune('a'+i%26)), 2000) + `"}`
+		return `{"fill":"` + strings.Repeat(string(rune('a'+i%26)), fill) + `"}`
 	}
 	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
@@ -413,6 +422,11 @@ func TestJSONAnswerBufferRecycled(t *testing.T) {
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if sse {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}\n\n", req.ID, result(req.ID))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

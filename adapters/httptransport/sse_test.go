@@ -2,21 +2,14 @@ package httptransport
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcpward/mcpward/core/egress"
 )
 
 // prevSSE is the SSE reader as it was before it read a stream into one
@@ -307,42 +300,7 @@ func (e endless) Read(p []byte) (int, error) {
 // other and larger than the first buffer (so each is read into the grown
 // buffer the last one left) and differ in every byte of their result.
 func TestSSEAnswerBufferReused(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	result := func(i int) string {
-		return `{"fill":"` + strings.Repeat(string(rune('a'+i%26)), 3*sseBufSize) + `"}`
-	}
-	srv := newTestServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID int `json:"id"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":%s}\n\n", req.ID, result(req.ID))
-	}))
-	tr, err := New(egress.Default(), safeOptions()).Transport(ctx, httpTarget("s", srv.URL, nil), nil)
-	require.NoError(t, err)
-	closeIdle(t, tr)
-	c, err := tr.Connect(ctx)
-	require.NoError(t, err)
-	defer c.Close()
-	var got []*jsonrpc.Response
-	for i := range 8 {
-		id, err := jsonrpc.MakeID(float64(i))
-		require.NoError(t, err)
-		require.NoError(t, c.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`)}))
-		m, err := c.Read(ctx)
-		require.NoError(t, err)
-		r, ok := m.(*jsonrpc.Response)
-		require.True(t, ok, "got %T", m)
-		got = append(got, r)
-	}
-	for i, r := range got {
-		assert.JSONEq(t, result(i), string(r.Result), "answer %d", i)
-	}
+	answersKeepTheirBytes(t, true, 3*sseBufSize)
 }
 
 // TestSSEReaderLastingStreamStartsSmall: the reader of a stream that may
